@@ -1,0 +1,70 @@
+# InfoNCE, executable: two commands from a fresh clone.
+#   make book   builds the website into _build/html (creates .venv on first use)
+#   make test   runs everything: lint, library tests, nbval over every chapter, strict build,
+#               and the offline browser test of the built site
+# Other targets: lab, notebooks (re-execute and store outputs), bench, clean.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+
+# One BLAS thread everywhere: stored notebook outputs and nbval must see the same digits.
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS      := 1
+export MKL_NUM_THREADS      := 1
+export PYTHONHASHSEED       := 0
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+BOOK_STAMP := $(VENV)/.installed-book
+TEST_STAMP := $(VENV)/.installed-test
+NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+              -p no:cacheprovider
+
+.PHONY: book test lint unit nbval build-strict site lab notebooks bench clean
+
+$(BIN)/pip:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(BOOK_STAMP): pyproject.toml | $(BIN)/pip
+	$(BIN)/pip install --quiet -e ".[book]"
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/pip
+	$(BIN)/pip install --quiet -e ".[book,test]"
+	touch $@ $(BOOK_STAMP)
+
+book: $(BOOK_STAMP)
+	$(BIN)/jupyter-book build . --keep-going
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+test: $(TEST_STAMP)
+	$(MAKE) lint unit nbval build-strict site
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+unit: $(TEST_STAMP)
+	$(PY) -m pytest --doctest-modules infonce_lib tests --ignore=tests/site
+
+nbval: $(TEST_STAMP)
+	$(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)
+
+build-strict: $(TEST_STAMP)
+	rm -rf _build/html _build/.doctrees _build/jupyter_execute
+	$(BIN)/jupyter-book build . -n -W --keep-going
+
+site: $(TEST_STAMP)
+	$(PY) -m pytest tests/site
+
+lab: $(TEST_STAMP)
+	$(BIN)/pip install --quiet -e ".[lab]"
+	cd chapters && ../$(BIN)/jupyter lab
+
+notebooks: $(TEST_STAMP)
+	$(PY) tools/notebooks.py execute $$($(PY) tools/notebooks.py list)
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,157 @@
+"""The built website, opened page by page in a real headless browser with the network cut.
+
+Runs after the strict book build (``make site``, part of ``make test``). Uses Debian's
+Chromium at /usr/bin/chromium driven by Playwright; it never downloads a browser. Every
+request that is not file://, data: or 127.0.0.1 is aborted and recorded, so a page that needs
+the internet for its math, fonts, scripts or styles fails here. A screenshot of each page's
+first screen is saved to ``_build/screenshots/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+]
+
+pytestmark = pytest.mark.site
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        "browser test SKIPPED: /usr/bin/chromium is missing (install Debian's package with "
+        "`apt-get install -y chromium`; .ci/run does this in CI)",
+        allow_module_level=True,
+    )
+if not (HTML / "index.html").exists():
+    pytest.skip(
+        "browser test SKIPPED: the site is not built (run `make build-strict` first)",
+        allow_module_level=True,
+    )
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+def _source_of(page: Path) -> Path | None:
+    """The source file (notebook or markdown) a built chapter page came from."""
+    rel = page.relative_to(HTML).with_suffix("")
+    for suffix in (".ipynb", ".md"):
+        src = ROOT / rel.with_suffix(suffix)
+        if src.exists():
+            return src
+    return None
+
+
+def _source_has_math(src: Path) -> bool:
+    text = src.read_text(encoding="utf-8")
+    if src.suffix == ".ipynb":
+        import json
+
+        cells = json.loads(text)["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return bool(re.search(r"\$[^$\s][^$]*\$|\\begin\{|```\{math\}|:::\{math\}", text))
+
+
+CHAPTER_PAGES = sorted((HTML / "chapters").glob("*.html"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    pw = playwright_api.sync_playwright().start()
+    profile = ROOT / "_build" / "chromium-profile"
+    shutil.rmtree(profile, ignore_errors=True)
+    context = pw.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=str(CHROMIUM),
+        headless=True,
+        args=LAUNCH_ARGS,
+        viewport={"width": 1280, "height": 800},
+    )
+    outside: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(("file://", "data:", "http://127.0.0.1", "blob:")):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    context.outside_requests = outside
+    yield context
+    context.close()
+    pw.stop()
+
+
+def _open(context, path: Path):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri(), wait_until="load")
+    page.evaluate("() => (window.MathJax && MathJax.startup && MathJax.startup.promise) || null")
+    return page, errors
+
+
+def test_there_are_chapter_pages():
+    names = {p.stem for p in CHAPTER_PAGES}
+    assert {"index", "02_infonce"} <= names, names
+
+
+@pytest.mark.parametrize("path", CHAPTER_PAGES, ids=lambda p: p.stem)
+def test_page_renders_offline(browser, path):
+    before = len(browser.outside_requests)
+    page, errors = _open(browser, path)
+    try:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{path.stem}.png"))
+        n_math = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+        n_merror = page.evaluate("() => document.querySelectorAll('mjx-merror').length")
+        body_text = page.evaluate("() => document.querySelector('article, main, body').innerText")
+        images = page.evaluate(
+            "() => Array.from(document.images).map(i => [i.getAttribute('src'),"
+            " i.complete && i.naturalWidth > 0])"
+        )
+        src = _source_of(path)
+        if src is not None and _source_has_math(src):
+            assert n_math > 0, f"{path.name}: the source has math but nothing was typeset"
+        assert n_merror == 0, f"{path.name}: {n_merror} MathJax errors"
+        assert "$$" not in body_text, f"{path.name}: raw $$ left in the text"
+        broken = [s for s, ok in images if not ok]
+        assert not broken, f"{path.name}: images that did not load: {broken}"
+        assert not errors, f"{path.name}: console errors: {errors}"
+        new_outside = browser.outside_requests[before:]
+        assert not new_outside, f"{path.name}: requests to the outside: {new_outside}"
+    finally:
+        page.close()
+
+
+def test_search_finds_temperature(browser):
+    page, errors = _open(browser, HTML / "search.html")
+    try:
+        page.goto((HTML / "search.html").as_uri() + "?q=temperature", wait_until="load")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#search-results li, ul.search li').length > 0",
+            timeout=15000,
+        )
+        hits = page.evaluate("() => document.querySelectorAll('ul.search li').length")
+        assert hits > 0
+        assert not errors, errors
+    finally:
+        page.close()
