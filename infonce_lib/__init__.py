@@ -1,19 +1,27 @@
 """infonce_lib: the tested NumPy library behind the book *InfoNCE, executable*.
 
 One small module per concept; every public name is listed in ``__all__`` and documented in
-the book's API reference.
-
-- :mod:`infonce_lib.core`: log-softmax probabilities of positives, the general core.
-- :mod:`infonce_lib.losses`: InfoNCE and its named variants.
+the book's API reference. Run ``python -m infonce_lib reproduce --list`` for the experiments
+of the book that can be reproduced from the command line.
 """
 
+__version__ = "0.1.0"
+__all__: list[str] = []
+
+# ---- the general core: log-softmax probabilities of positives (core.py) ----
 from .core import contrastive_log_probs, contrastive_loss_from_logits
+
+__all__ += ["contrastive_log_probs", "contrastive_loss_from_logits"]
+
+# ---- chapter 1: noise-contrastive estimation (nce.py) ----
+
+# ---- chapter 2: InfoNCE and its relatives (losses.py, exercises.py) ----
 from .losses import info_nce_loss
 
-__version__ = "0.1.0"
+__all__ += ["info_nce_loss"]
 
-__all__ = [
-    "contrastive_log_probs",
-    "contrastive_loss_from_logits",
-    "info_nce_loss",
-]
+# ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
+
+# ---- chapter 4: the limits (limits.py) ----
+
+# ---- chapter 5: temperature (temperature.py) ----
