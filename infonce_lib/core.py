@@ -258,21 +258,24 @@ def contrastive_loss_from_logits(
 _EXP_FLOOR = -700.0
 
 
-def _diagonal_log_probs_inplace(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Log-probabilities of diagonal positives; ``logits`` (n, c >= n) is destroyed.
+def _diagonal_log_probs_columns_inplace(logits_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log-probabilities of diagonal positives, anchors on the columns; input destroyed.
 
-    The same result as ``_positive_log_probs(logits, overwrite=True)`` (to rounding), for
-    clean finite float64 logits. On return ``logits`` holds ``exp(logit - row max)`` (with
-    arguments below ``_EXP_FLOOR`` raised to it) and the second result is its row sums, so
-    a caller can form the softmax ``logits / sums[:, None]`` without another exp.
+    ``logits_t`` has shape ``(c, n)``, ``c >= n``: entry ``[j, i]`` is anchor ``i``'s logit
+    for candidate ``j`` (the transpose of the usual layout, so that each anchor's max and
+    sum are reductions over axis 0, which NumPy vectorises across anchors). The result
+    equals ``_positive_log_probs(logits_t.T, overwrite=True)`` to rounding, for clean
+    finite float64 logits. On return ``logits_t`` holds ``exp(logit - anchor max)`` (with
+    arguments below ``_EXP_FLOOR`` raised to it) and the second result is each anchor's
+    sum of them, so a caller can form the softmax ``logits_t / sums`` without another exp.
     """
-    row_max = logits.max(axis=1)
-    pos_vals = np.diagonal(logits).copy()
-    logits -= row_max[:, None]
-    np.maximum(logits, _EXP_FLOOR, out=logits)
-    np.exp(logits, out=logits)
-    sums = logits.sum(axis=1)
-    return (pos_vals - row_max) - np.log(sums), sums
+    col_max = logits_t.max(axis=0)
+    pos_vals = np.diagonal(logits_t).copy()
+    logits_t -= col_max
+    np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
+    np.exp(logits_t, out=logits_t)
+    sums = logits_t.sum(axis=0)
+    return (pos_vals - col_max) - np.log(sums), sums
 
 
 # ---------------------------------------------------------------- streaming (chunked) core

@@ -29,7 +29,7 @@ from ._validation import (
     finite_or_raise,
 )
 from .core import (
-    _diagonal_log_probs_inplace,
+    _diagonal_log_probs_columns_inplace,
     _mean_loss,
     _positive_log_probs,
     _streaming_logsumexp,
@@ -195,10 +195,11 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     B, ssb = _matrix_and_sumsq(Z2, "Z2")
     check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
-    logits = _scaled_dot_logits(
-        A, B, _inverse(tau), math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
+    # The logits are formed transposed, candidates x anchors (faster reductions, see core).
+    logits_t = _scaled_dot_logits(
+        B, A, _inverse(tau), math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
     )
-    log_probs, _ = _diagonal_log_probs_inplace(logits)
+    log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
     return _mean_loss(log_probs)
 
 
@@ -274,14 +275,14 @@ def info_nce_loss_and_grad(
     n = A.shape[0]
     inv = _inverse(tau)
     if chunk is None:
-        logits = _scaled_dot_logits(
-            A, B, inv, math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
+        logits_t = _scaled_dot_logits(
+            B, A, inv, math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
         )
-        log_probs, sums = _diagonal_log_probs_inplace(logits)
-        P = logits
-        P /= sums[:, None]
-        PB = P @ B
-        PtA = P.T @ A
+        log_probs, sums = _diagonal_log_probs_columns_inplace(logits_t)
+        Pt = logits_t  # Pt[j, i] = p_ij, the softmax of anchor i over candidates j
+        Pt /= sums
+        PB = Pt.T @ B
+        PtA = Pt @ A
     else:
         m, s, pos = _streaming_logsumexp(A, B, tau, positives=np.arange(n), chunk_size=chunk)
         log_probs = (pos - m) - np.log(s)
