@@ -10,6 +10,7 @@ the checker can be tested against them and the book can show what they do.
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -251,6 +252,7 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     A value passes when it is within 1e-9 relative (1e-12 absolute) of
     :func:`~infonce_lib.info_nce_loss`. An exception raised by ``fn`` is caught and
     reported, never re-raised; NumPy warnings are recorded and shown with the failure.
+    Printed lines are wrapped at 80 characters.
 
     Parameters
     ----------
@@ -276,7 +278,8 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     >>> check_info_nce(info_nce_loss, verbose=False)
     True
     >>> check_info_nce(typical_mistakes()["sum instead of mean"])  # doctest: +ELLIPSIS
-    FAIL  worked example: expected 0.478650, got 1.914599: this is the sum over anchors; ...
+    FAIL  worked example: expected 0.478650, got 1.914599: this is the sum over
+          anchors; the loss is their mean (divide by N)
     ...
     False
     """
@@ -287,7 +290,8 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
         passed, message = _run_case(fn, case)
         all_passed &= passed
         if verbose:
-            print(f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}")
+            line = f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}"
+            print(textwrap.fill(line, width=80, subsequent_indent="      "))
     if verbose:
         print("All cases pass." if all_passed else "Some cases fail: see the hints above.")
     return all_passed

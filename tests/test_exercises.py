@@ -9,6 +9,11 @@ from scipy.special import logsumexp
 from infonce_lib import check_info_nce, info_nce_loss, typical_mistakes
 
 
+def _flat(out: str) -> str:
+    """The checker's output with its wrapped lines joined again."""
+    return " ".join(line.strip() for line in out.splitlines())
+
+
 def plain_solution(Z1, Z2, temperature=0.1):
     """What a reader might write: float64, log-sum-exp, mean over rows."""
     Z1 = np.asarray(Z1, dtype=np.float64)
@@ -56,12 +61,17 @@ def test_every_typical_mistake_is_listed():
 def test_each_typical_mistake_fails_with_a_useful_message(name, capsys):
     fn = typical_mistakes()[name]
     assert check_info_nce(fn) is False
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
     case, words = EXPECTED[name]
-    failing = [line for line in lines if line.startswith(f"FAIL  {case}:")]
-    assert failing, f"{name!r} was not caught by the case {case!r}:\n" + "\n".join(lines)
+    # One report per case; long reports are wrapped onto indented continuation lines.
+    reports = " ".join(line.strip() for line in lines).replace("PASS  ", "\nPASS  ")
+    reports = reports.replace("FAIL  ", "\nFAIL  ").splitlines()
+    failing = [r for r in reports if r.startswith(f"FAIL  {case}:")]
+    assert failing, f"{name!r} was not caught by the case {case!r}:\n{out}"
     assert words in failing[0]
     assert lines[-1] == "Some cases fail: see the hints above."
+    assert all(len(line) <= 80 for line in lines)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -94,11 +104,11 @@ def test_the_checker_never_raises_on_a_readers_errors(capsys):
         return scipy_solution(Z1, Z2, temperature)
 
     assert check_info_nce(raises) is False
-    assert "raised RuntimeError: boom" in capsys.readouterr().out
+    assert "raised RuntimeError: boom" in _flat(capsys.readouterr().out)
     assert check_info_nce(returns_none) is False
-    assert "not a number" in capsys.readouterr().out
+    assert "not a number" in _flat(capsys.readouterr().out)
     assert check_info_nce(returns_rows) is False
-    assert "one number, the mean loss" in capsys.readouterr().out
+    assert "one number, the mean loss" in _flat(capsys.readouterr().out)
     assert check_info_nce(returns_string) is False
     # A warning inside the reader's code is recorded, not turned into an error or printed.
     assert check_info_nce(warns) is True
@@ -106,7 +116,7 @@ def test_the_checker_never_raises_on_a_readers_errors(capsys):
 
 def test_warnings_are_reported_with_the_failure(capsys):
     check_info_nce(typical_mistakes()["no max-subtraction"])
-    assert "NumPy warned: overflow encountered in exp" in capsys.readouterr().out
+    assert "NumPy warned: overflow encountered in exp" in _flat(capsys.readouterr().out)
 
 
 def test_quiet_mode_prints_nothing(capsys):
