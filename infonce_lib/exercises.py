@@ -301,8 +301,9 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
 
 
 def _no_max_subtraction(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    E = np.exp(L)
+    A = np.asarray(Z1, dtype=float)
+    B = np.asarray(Z2, dtype=float)
+    E = np.exp(A @ B.T / temperature)  # overflows once a logit exceeds ~709.78
     return float(-np.mean(np.log(np.diag(E) / E.sum(axis=1))))
 
 
