@@ -67,15 +67,15 @@ def _matrix_and_sumsq(value, name: str) -> tuple[np.ndarray, float]:
         and value.dtype == np.float64
         and value.ndim == 2
         and value.size
-        and value.flags.c_contiguous
+        and (value.flags.c_contiguous or value.flags.f_contiguous)
     ):
-        flat = value.reshape(-1)
+        flat = value.ravel(order="K")  # a view, in memory order
         with np.errstate(over="ignore", invalid="ignore"):
             ss = float(flat @ flat)
         if math.isfinite(ss):
             return value, ss
     arr = as_real_array(value, name, ndim=2)
-    flat = arr.reshape(-1)
+    flat = arr.ravel(order="K")
     with np.errstate(over="ignore", invalid="ignore"):
         return arr, float(flat @ flat)
 
@@ -113,7 +113,7 @@ def _unit_rows_into(out: np.ndarray, X: np.ndarray, name: str) -> None:
     huge (1e300) rows underflow or overflow when squared. A zero row raises: the cosine
     similarity of a zero vector is undefined.
     """
-    scale = np.abs(X).max(axis=1)
+    scale = np.maximum(X.max(axis=1), -X.min(axis=1))  # max |x| per row, no temporary
     zero = np.flatnonzero(scale == 0)
     if zero.size:
         raise ValueError(

@@ -842,7 +842,11 @@ def test_non_contiguous_and_nan_float64_input(rng):
     assert info_nce_loss(Z[:, ::2], Z[:, 1::2], 0.5) == pytest.approx(
         info_nce_reference(Z[:, ::2].tolist(), Z[:, 1::2].tolist(), 0.5), rel=1e-12
     )
-    Zn = Z.copy()
+    F1 = np.asfortranarray(Z[:, :3])  # Fortran order takes the fast path too
+    assert info_nce_loss(F1, Z[:, 3:], 0.5) == pytest.approx(
+        info_nce_reference(Z[:, :3].tolist(), Z[:, 3:].tolist(), 0.5), rel=1e-12
+    )
+    Zn = np.asfortranarray(Z)
     Zn[2, 1] = np.nan
     with pytest.raises(ValueError, match=r"Z2 must be finite.*1 NaN"):
         info_nce_loss(Z, Zn, 0.5)
@@ -856,3 +860,54 @@ def test_exp_floor_does_not_change_the_loss():
     Z2 = np.array([[0.0, -1e4, 0.0], [0.0, 0.0, -700.5], [0.0, 0.0, 1.0]]).T
     got = info_nce_loss(Z1, Z2, 1.0)
     assert got == pytest.approx(info_nce_reference(Z1.tolist(), Z2.tolist(), 1.0), rel=1e-14)
+
+
+# ---------------------------------------------------------------- properties (chapter 2)
+
+unit_floats = st.floats(-5, 5, allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def nonzero_pairs(draw, max_n=5, max_d=4):
+    """Two (n, d) arrays whose rows are far from zero (cosine similarity is defined)."""
+    n = draw(st.integers(1, max_n))
+    d = draw(st.integers(1, max_d))
+    Z1 = draw(arrays(np.float64, (n, d), elements=unit_floats))
+    Z2 = draw(arrays(np.float64, (n, d), elements=unit_floats))
+    Z1[:, 0] += np.where(Z1[:, 0] >= 0, 1.0, -1.0)  # |first entry| >= 1
+    Z2[:, 0] += np.where(Z2[:, 0] >= 0, 1.0, -1.0)
+    return Z1, Z2
+
+
+@given(nonzero_pairs(), st.floats(0.05, 5.0))
+def test_nt_xent_reference_and_swap_property(zz, tau):
+    z1, z2 = zz
+    got = nt_xent_loss(z1, z2, tau)
+    assert got == pytest.approx(
+        nt_xent_reference(z1.tolist(), z2.tolist(), tau), rel=1e-9, abs=1e-12
+    )
+    assert nt_xent_loss(z2, z1, tau) == pytest.approx(got, rel=1e-12, abs=1e-14)
+    assert got >= 0.0
+
+
+@given(nonzero_pairs(), st.floats(0.1, 100.0))
+def test_clip_reference_and_swap_property(zz, scale):
+    images, texts = zz
+    got = clip_loss(images, texts, scale)
+    assert got == pytest.approx(
+        clip_reference(images.tolist(), texts.tolist(), scale), rel=1e-9, abs=1e-12
+    )
+    assert clip_loss(texts, images, scale) == pytest.approx(got, rel=1e-12, abs=1e-14)
+    assert clip_loss(2.5 * images, texts, scale) == pytest.approx(got, rel=1e-12, abs=1e-14)
+
+
+@given(pairs(max_n=5, max_d=3), st.integers(0, 6), st.floats(0.05, 5.0), st.integers(0, 2**32 - 1))
+def test_moco_reference_and_queue_order_property(qk, n_queue, tau, seed):
+    q, k = qk
+    queue = np.random.default_rng(seed).normal(size=(n_queue, q.shape[1]))
+    got = moco_loss(q, k, queue, tau)
+    assert got == pytest.approx(
+        moco_reference(q.tolist(), k.tolist(), queue.tolist(), tau), rel=1e-9, abs=1e-12
+    )
+    assert moco_loss(q, k, queue[::-1], tau) == pytest.approx(got, rel=1e-12, abs=1e-12)
+    assert got >= 0.0
