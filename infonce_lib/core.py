@@ -258,7 +258,9 @@ def contrastive_loss_from_logits(
 _EXP_FLOOR = -700.0
 
 
-def _diagonal_log_probs_columns_inplace(logits_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _diagonal_log_probs_columns_inplace(
+    logits_t: np.ndarray, *, floor: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Log-probabilities of diagonal positives, anchors on the columns; input destroyed.
 
     ``logits_t`` has shape ``(c, n)``, ``c >= n``: entry ``[j, i]`` is anchor ``i``'s logit
@@ -266,13 +268,16 @@ def _diagonal_log_probs_columns_inplace(logits_t: np.ndarray) -> tuple[np.ndarra
     sum are reductions over axis 0, which NumPy vectorises across anchors). The result
     equals ``_positive_log_probs(logits_t.T, overwrite=True)`` to rounding, for clean
     finite float64 logits. On return ``logits_t`` holds ``exp(logit - anchor max)`` (with
-    arguments below ``_EXP_FLOOR`` raised to it) and the second result is each anchor's
-    sum of them, so a caller can form the softmax ``logits_t / sums`` without another exp.
+    arguments below ``_EXP_FLOOR`` raised to it, unless ``floor`` is false) and the
+    second result is each anchor's sum of them, so a caller can form the softmax
+    ``logits_t / sums`` without another exp. A caller that needs every softmax weight
+    exactly, however small (a gradient), passes ``floor=False``.
     """
     col_max = logits_t.max(axis=0)
     pos_vals = np.diagonal(logits_t).copy()
     logits_t -= col_max
-    np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
+    if floor:
+        np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
     np.exp(logits_t, out=logits_t)
     sums = logits_t.sum(axis=0)
     return (pos_vals - col_max) - np.log(sums), sums
@@ -344,27 +349,33 @@ def _streaming_logsumexp(
     positives: np.ndarray | None = None,
     exclude: tuple[np.ndarray, ...] = (),
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    off_positive: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Unchecked streaming log-sum-exp on clean float64 ``A`` (n, D) and ``B`` (c, D).
 
-    Returns ``(m, s, pos)``: each anchor's maximum logit over its denominator set, the sum
-    of ``exp(logit - m)`` over that set, and (if ``positives`` is given) each anchor's
-    positive logit. ``exclude`` holds index arrays of shape ``(n,)``, one candidate per
-    anchor each, removed from the denominator. Peak extra memory: ``chunk_size**2`` floats
-    plus a few arrays of length ``n``.
+    Returns ``(m, s, pos, r)``: each anchor's maximum logit over its denominator set, the
+    sum of ``exp(logit - m)`` over that set, (if ``positives`` is given) each anchor's
+    positive logit, and (if ``off_positive``) the same sum without the positive's term,
+    accumulated separately so that ``1 - p(positive) = r / s`` keeps full relative
+    precision when the positive's probability is close to 1. ``exclude`` holds index
+    arrays of shape ``(n,)``, one candidate per anchor each, removed from the
+    denominator. Arguments below ``_EXP_FLOOR`` are raised to it before exp (see above).
+    Peak extra memory: ``chunk_size**2`` floats plus a few arrays of length ``n``.
     """
     n = A.shape[0]
     m_all = np.empty(n)
     s_all = np.empty(n)
     pos_all = None if positives is None else np.empty(n)
-    m = s = np.empty(0)
+    r_all = np.empty(n) if off_positive else None
+    m = s = r = np.empty(0)
     for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
         if c0 == 0:
             m = np.full(r1 - r0, -np.inf)
             s = np.zeros(r1 - r0)
+            r = np.zeros(r1 - r0)
         if positives is not None:
-            rows, cols = _hits(positives, r0, r1, c0, c1)
-            pos_all[r0 + rows] = blk[rows, cols]
+            prow, pcol = _hits(positives, r0, r1, c0, c1)
+            pos_all[r0 + prow] = blk[prow, pcol]
         hits = [_hits(index, r0, r1, c0, c1) for index in exclude]
         for rows, cols in hits:
             blk[rows, cols] = -np.inf
@@ -375,13 +386,20 @@ def _streaming_logsumexp(
         np.exp(blk, out=blk)
         for rows, cols in hits:
             blk[rows, cols] = 0.0
-        s *= np.exp(m - shift)
+        rescale = np.exp(m - shift)
+        s *= rescale
         s += blk.sum(axis=1)
+        if off_positive:
+            blk[prow, pcol] = 0.0
+            r *= rescale
+            r += blk.sum(axis=1)
         m = new_m
         if c1 == B.shape[0]:
             m_all[r0:r1] = m
             s_all[r0:r1] = s
-    return m_all, s_all, pos_all
+            if off_positive:
+                r_all[r0:r1] = r
+    return m_all, s_all, pos_all, r_all
 
 
 def _streaming_positive_log_probs(
@@ -403,39 +421,45 @@ def _streaming_positive_log_probs(
     removed = () if exclude is None else (exclude,)
     if not include_positive:
         removed = (*removed, pos)
-    m, s, pos_vals = _streaming_logsumexp(
+    m, s, pos_vals, _ = _streaming_logsumexp(
         A, B, temperature, positives=pos, exclude=removed, chunk_size=chunk_size
     )
     return (pos_vals - m) - np.log(s)
 
 
-def _streaming_softmax_products(
+def _streaming_gradient_products(
     A: np.ndarray,
     B: np.ndarray,
     temperature: float,
     lse: np.ndarray,
+    positives: np.ndarray,
+    positive_weight: np.ndarray,
     *,
     exclude: tuple[np.ndarray, ...] = (),
     chunk_size: int = DEFAULT_CHUNK_SIZE,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``P @ B`` (n, D) and ``P.T @ A`` (c, D), ``P`` the row softmax of the logits.
+    """Return ``G @ B`` (n, D) and ``G.T @ A`` (c, D) for ``G = P - Y``, block by block.
 
-    ``P[a, c] = exp(A[a] . B[c] / temperature - lse[a])`` (zero where excluded), computed
-    block by block from the log-sum-exp ``lse`` of a first pass: the two products that
-    make up the gradient of every InfoNCE-type loss with dot-product logits.
+    ``P[a, c] = exp(A[a] . B[c] / temperature - lse[a])`` is each anchor's softmax (zero
+    where excluded) and ``Y`` the one-hot matrix of the positives; ``G`` is the gradient of
+    the summed loss with respect to the logits. Its positive entries ``p - 1`` are taken
+    from ``positive_weight`` (computed by the caller as ``-(sum of the other p)``, without
+    cancellation) instead of being formed by subtraction. No exp floor here: every weight
+    is exact, however small.
     """
-    PB = np.zeros((A.shape[0], B.shape[1]))
-    PtA = np.zeros((B.shape[0], A.shape[1]))
+    GB = np.zeros((A.shape[0], B.shape[1]))
+    GtA = np.zeros((B.shape[0], A.shape[1]))
     for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
         blk -= lse[r0:r1, None]
-        np.maximum(blk, _EXP_FLOOR, out=blk)
         np.exp(blk, out=blk)
         for index in exclude:
             rows, cols = _hits(index, r0, r1, c0, c1)
             blk[rows, cols] = 0.0
-        PB[r0:r1] += blk @ B[c0:c1]
-        PtA[c0:c1] += blk.T @ A[r0:r1]
-    return PB, PtA
+        rows, cols = _hits(positives, r0, r1, c0, c1)
+        blk[rows, cols] = positive_weight[r0 + rows]
+        GB[r0:r1] += blk @ B[c0:c1]
+        GtA[c0:c1] += blk.T @ A[r0:r1]
+    return GB, GtA
 
 
 def contrastive_log_probs_streaming(

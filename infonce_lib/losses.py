@@ -32,9 +32,9 @@ from .core import (
     _diagonal_log_probs_columns_inplace,
     _mean_loss,
     _positive_log_probs,
+    _streaming_gradient_products,
     _streaming_logsumexp,
     _streaming_positive_log_probs,
-    _streaming_softmax_products,
 )
 
 __all__ = [
@@ -278,20 +278,30 @@ def info_nce_loss_and_grad(
         logits_t = _scaled_dot_logits(
             B, A, inv, math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
         )
-        log_probs, sums = _diagonal_log_probs_columns_inplace(logits_t)
-        Pt = logits_t  # Pt[j, i] = p_ij, the softmax of anchor i over candidates j
-        Pt /= sums
-        PB = Pt.T @ B
-        PtA = Pt @ A
+        log_probs, sums = _diagonal_log_probs_columns_inplace(logits_t, floor=False)
+        # Gt[j, i] = dL_i / dl_ij = p_ij - [i == j]: the softmax of anchor i over the
+        # candidates j, minus 1 at the positive. p_ii - 1 is formed as minus the sum of
+        # the other weights (by index), never as p_ii - 1, which cancels when p_ii ~ 1.
+        Gt = logits_t  # holds exp(l_ij - max_j l_ij)
+        diag = np.arange(n)
+        Gt[diag, diag] = 0.0
+        others = Gt.sum(axis=0)
+        Gt /= sums
+        Gt[diag, diag] = -others / sums
+        GB = Gt.T @ B
+        GtA = Gt @ A
     else:
-        m, s, pos = _streaming_logsumexp(A, B, tau, positives=np.arange(n), chunk_size=chunk)
+        diag = np.arange(n)
+        m, s, pos, r = _streaming_logsumexp(
+            A, B, tau, positives=diag, chunk_size=chunk, off_positive=True
+        )
         log_probs = (pos - m) - np.log(s)
-        PB, PtA = _streaming_softmax_products(A, B, tau, m + np.log(s), chunk_size=chunk)
-    PB -= B
-    PB *= inv / n
-    PtA -= A
-    PtA *= inv / n
-    return _mean_loss(log_probs), PB, PtA
+        GB, GtA = _streaming_gradient_products(
+            A, B, tau, m + np.log(s), diag, -r / s, chunk_size=chunk
+        )
+    GB *= inv / n
+    GtA *= inv / n
+    return _mean_loss(log_probs), GB, GtA
 
 
 # ---------------------------------------------------------------- NT-Xent (SimCLR)

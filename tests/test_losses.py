@@ -911,3 +911,42 @@ def test_moco_reference_and_queue_order_property(qk, n_queue, tau, seed):
     )
     assert moco_loss(q, k, queue[::-1], tau) == pytest.approx(got, rel=1e-12, abs=1e-12)
     assert got >= 0.0
+
+
+def _decimal_gradient_Z1(Z1, Z2, tau, prec=120):
+    """dL/dZ1 of the mean InfoNCE loss in Decimal arithmetic (prec digits)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = prec
+        A = [[Decimal(float(x)) for x in r] for r in Z1]
+        B = [[Decimal(float(x)) for x in r] for r in Z2]
+        t = Decimal(float(tau))
+        n, d = len(A), len(A[0])
+        G = np.zeros((n, d))
+        for i in range(n):
+            logits = [sum(a * b for a, b in zip(A[i], B[j], strict=True)) / t for j in range(n)]
+            top = max(logits)
+            e = [(x - top).exp() for x in logits]
+            s = sum(e)
+            p = [x / s for x in e]
+            for k in range(d):
+                push = sum(p[j] * B[j][k] for j in range(n))
+                G[i, k] = float(-(B[i][k] - push) / (n * t))
+        return G
+
+
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_gradient_keeps_full_precision_when_the_loss_saturates(chunk):
+    # Each positive beats its negatives by ~50 nats: p_ii = 1 - 1e-22 rounds to 1.0 in
+    # float64. The gradient is then ~1e-22 and must not be lost to 1 - p_ii = 0 (forming
+    # P @ Z2 - Z2 would return exactly zero; autograd's P - I drops a term and is off by
+    # tens of percent here).
+    Z1 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2]])
+    Z2 = np.array([[1.0, 0.1], [0.05, 1.0], [-1.0, 0.25]])
+    tau = 0.02
+    loss, dZ1, _ = info_nce_loss_and_grad(Z1, Z2, tau, chunk_size=chunk)
+    exact = _decimal_gradient_Z1(Z1, Z2, tau)
+    assert loss < 1e-15
+    assert 0 < np.abs(exact[0]).max() < 1e-18  # row 0 saturated: p_00 rounds to 1
+    np.testing.assert_allclose(dZ1, exact, rtol=1e-10, atol=0)
