@@ -32,6 +32,8 @@ from .hypersphere import (
     sampled_contrastive_losses,
     sphere_log_partition,
     uniformity,
+    unwarp_sphere,
+    warp_sphere,
 )
 from .limits import (
     DoEEstimate,
@@ -62,6 +64,8 @@ __all__ += [
     "sampled_contrastive_losses",
     "sphere_log_partition",
     "uniformity",
+    "unwarp_sphere",
+    "warp_sphere",
 ]
 
 # ---- chapter 5: temperature (temperature.py) ----

@@ -28,6 +28,7 @@ exact, and :func:`sampled_contrastive_losses` draws finite batches from it.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -46,6 +47,8 @@ __all__ = [
     "sampled_contrastive_losses",
     "sphere_log_partition",
     "uniformity",
+    "unwarp_sphere",
+    "warp_sphere",
 ]
 
 _MAX_ENTRIES = 4_000_000  # float64 entries held at once (32 MB)
@@ -464,3 +467,115 @@ def sample_sphere_pairs(
     E += Zx
     Zy = E / np.linalg.norm(E, axis=1, keepdims=True)
     return Zx, Zy
+
+
+def _unit_rows(Z, name: str) -> np.ndarray:
+    A = as_real_array(Z, name, ndim=2)
+    norms = np.linalg.norm(A, axis=1)
+    if np.any(np.abs(norms - 1.0) > 1e-9):
+        raise ValueError(
+            f"{name} must hold unit vectors (rows of norm 1 within 1e-9); got norms from "
+            f"{norms.min():.6g} to {norms.max():.6g}"
+        )
+    return A
+
+
+def _as_shift(shift) -> float:
+    if isinstance(shift, bool | np.bool_) or not isinstance(shift, numbers.Real):
+        raise TypeError(f"shift must be a real number; got {type(shift).__name__} {shift!r}")
+    c = float(shift)
+    if not abs(c) < 1:  # also rejects NaN
+        raise ValueError(f"shift must satisfy |shift| < 1 (the map is then a bijection); got {c}")
+    return c
+
+
+def warp_sphere(Z, shift: float) -> np.ndarray:
+    r"""A smooth invertible map of the unit sphere onto itself that bunches points near :math:`e_1`.
+
+    .. math::
+
+        w = \frac{u + c\, e_1}{\lVert u + c\, e_1 \rVert}, \qquad |c| < 1 .
+
+    The sphere shifted by :math:`c\, e_1` still contains the origin, so every ray from the
+    origin meets it exactly once: the map is a bijection of :math:`S^{m-1}`, undone by
+    :func:`unwarp_sphere`. Applied to both views of a pair it leaves their mutual
+    information unchanged (information is invariant under invertible maps of each variable)
+    while it changes alignment, uniformity and the limit of :func:`contrastive_loss_limit`:
+    an executable version of the point of Tschannen et al. (2020) that mutual information
+    alone cannot tell such representations apart.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n, m)
+        Unit vectors (norm 1 within 1e-9), ``m >= 1``.
+    shift : float
+        :math:`c`, with :math:`|c| < 1`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m)
+        Unit vectors.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``Z`` is not 2-D, not finite or not unit rows, or :math:`|c| \ge 1`.
+
+    Examples
+    --------
+    >>> W = warp_sphere([[0.0, 1.0], [-1.0, 0.0]], 0.5)
+    >>> np.round(W, 4)
+    array([[ 0.4472,  0.8944],
+           [-1.    ,  0.    ]])
+    >>> np.round(unwarp_sphere(W, 0.5), 12) + 0.0
+    array([[ 0.,  1.],
+           [-1.,  0.]])
+    """
+    A = _unit_rows(Z, "Z")
+    c = _as_shift(shift)
+    W = A.copy()
+    W[:, 0] += c
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    return W
+
+
+def unwarp_sphere(W, shift: float) -> np.ndarray:
+    r"""The inverse of :func:`warp_sphere`.
+
+    For a unit vector :math:`w`, the point :math:`u` of the unit sphere with
+    :math:`u + c\, e_1 = t\, w`, :math:`t > 0`, is
+
+    .. math::
+
+        u = t\, w - c\, e_1, \qquad t = c\, w_1 + \sqrt{1 - c^2 + c^2 w_1^2} .
+
+    Parameters
+    ----------
+    W : array_like, shape (n, m)
+        Unit vectors.
+    shift : float
+        The :math:`c` given to :func:`warp_sphere`, :math:`|c| < 1`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m)
+        Unit vectors.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`warp_sphere`.
+
+    Examples
+    --------
+    >>> Z = np.array([[0.6, 0.8], [0.0, -1.0]])
+    >>> bool(np.allclose(unwarp_sphere(warp_sphere(Z, -0.7), -0.7), Z, atol=1e-14))
+    True
+    """
+    A = _unit_rows(W, "W")
+    c = _as_shift(shift)
+    w1 = A[:, 0]
+    t = c * w1 + np.sqrt((1.0 - c * c) + (c * w1) ** 2)
+    U = A * t[:, None]
+    U[:, 0] -= c
+    return U

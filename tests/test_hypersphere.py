@@ -20,6 +20,8 @@ from infonce_lib.hypersphere import (
     sampled_contrastive_losses,
     sphere_log_partition,
     uniformity,
+    unwarp_sphere,
+    warp_sphere,
 )
 
 
@@ -299,6 +301,40 @@ def test_sphere_pairs():
     np.testing.assert_array_equal(b, d)
 
 
+# ---------------------------------------------------------------- warping the sphere
+
+
+@given(
+    st.integers(1, 20),
+    st.integers(1, 6),
+    st.floats(-0.99, 0.99, allow_nan=False),
+    st.integers(0, 2**32 - 1),
+)
+def test_warp_is_a_bijection_of_the_sphere(n, m, c, seed):
+    Z = _unit(np.random.default_rng(seed), n, m)
+    W = warp_sphere(Z, c)
+    np.testing.assert_allclose(np.linalg.norm(W, axis=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(unwarp_sphere(W, c), Z, atol=1e-9)
+    np.testing.assert_allclose(warp_sphere(unwarp_sphere(Z, c), c), Z, atol=1e-9)
+
+
+def test_warp_hand_cases_and_identity():
+    Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(warp_sphere(Z, 0.0), Z)
+    W = warp_sphere(Z, 0.75)
+    np.testing.assert_allclose(W[:2], Z[:2], rtol=1e-15)  # the poles stay put
+    np.testing.assert_allclose(W[2], [0.6, 0.8], rtol=1e-15)  # (0.75, 1) / 1.25
+    np.testing.assert_allclose(unwarp_sphere([[0.6, 0.8]], 0.75), [[0.0, 1.0]], atol=1e-15)
+
+
+def test_warp_changes_geometry_but_not_the_pairing():
+    Zx, Zy = sample_sphere_pairs(800, 3, concentration=0.0, noise=0.2, seed=2)
+    Wx, Wy = warp_sphere(Zx, 0.9), warp_sphere(Zy, 0.9)
+    assert uniformity(Wx) > uniformity(Zx) + 0.3  # bunched: less uniform
+    before = contrastive_loss_limit(Zx, Zy, 0.5).value
+    assert contrastive_loss_limit(Wx, Wy, 0.5).value > before + 0.3
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -340,3 +376,11 @@ def test_bad_inputs_raise_clear_errors():
         sample_sphere_pairs(3, 3, concentration=0.0, noise=-0.1, seed=0)
     with pytest.raises(TypeError, match="Zy"):
         alignment(Z, [["a", "b", "c"]] * 3)
+    with pytest.raises(ValueError, match="unit vectors"):
+        warp_sphere(2 * Z, 0.5)
+    with pytest.raises(ValueError, match="shift"):
+        warp_sphere(Z, 1.0)
+    with pytest.raises(ValueError, match="shift"):
+        unwarp_sphere(Z, float("nan"))
+    with pytest.raises(TypeError, match="shift"):
+        warp_sphere(Z, True)
