@@ -409,7 +409,7 @@ def test_reproduce_small_run_passes_its_checks():
     rows = rep.results["rows"]
     assert [r["rho"] for r in rows] == [0.25, 0.5, 0.9]
     assert all(r["infonce_max_batch"] <= math.log(128) for r in rows)
-    assert "InfoNCE (M&S)" in rep.tables and "104.18" in rep.tables
+    assert "InfoNCE, M&S" in rep.tables and "104.18" in rep.tables
 
 
 def test_reproduce_command_is_registered_and_writes_json(tmp_path, capsys, monkeypatch):
