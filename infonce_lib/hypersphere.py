@@ -76,7 +76,7 @@ def alignment(Zx, Zy, alpha: float = 2.0) -> float:
         \mathbb{E}_{(x, y) \sim p_{\mathrm{pos}}} \big[\lVert f(x) - f(y) \rVert_2^{\alpha}\big]
         \approx \frac1n \sum_{i=1}^{n} \lVert z^x_i - z^y_i \rVert_2^{\alpha}
 
-    (Wang & Isola, 2020, section 4; their default :math:`\alpha = 2`). Lower is better
+    (Wang & Isola, 2020, their alignment loss; default :math:`\alpha = 2`). Lower is better
     aligned. For unit vectors and :math:`\alpha = 2` it equals
     :math:`2 - 2\,\mathbb{E}[f(x)^\top f(y)]`.
 
@@ -120,7 +120,7 @@ def uniformity(Z, t: float = 2.0) -> float:
         \big[e^{-t \lVert f(x) - f(y) \rVert_2^2}\big]
         \approx \log \frac{2}{n(n-1)} \sum_{i < j} e^{-t \lVert z_i - z_j \rVert_2^2}
 
-    (Wang & Isola, 2020, section 4; their default :math:`t = 2`; the average runs over the
+    (Wang & Isola, 2020, their uniformity loss; default :math:`t = 2`; the average runs over the
     :math:`n(n-1)/2` distinct pairs, as in their reference code). Lower is more uniform; it is
     ``<= 0`` and equals 0 when all embeddings coincide. The squared distances come from
     ``scipy.spatial.distance.pdist`` (differences, no cancellation) and the log-mean-exp from

@@ -6,7 +6,7 @@ Chapter 4 of the book. Three things live here, all about the same data:
   :math:`(x_k, y_k)`, each standard bivariate normal with correlation :math:`\rho`:
   :math:`x \sim \mathcal{N}(0, I_d)`, :math:`y = \rho x + \sqrt{1 - \rho^2}\,\varepsilon`. Their
   mutual information is known exactly, :math:`I = -\tfrac{d}{2} \ln(1 - \rho^2)` nats; these
-  are the test distributions of Poole et al. (2019, section 4) and McAllester & Stratos
+  are the test distributions of Poole et al. (2019, Fig. 3) and McAllester & Stratos
   (2020, Table 1).
 * **InfoNCE with the optimal critic** :math:`f(x, y) = \log p(y \mid x)`, batch by batch. Every
   batch value is at most :math:`\log K` (Poole et al., 2019, eq. 12), so the bias
@@ -98,7 +98,7 @@ def correlated_gaussian_information(rho: float, dim: int) -> float:
 
     (each pair contributes :math:`-\tfrac12 \ln(1 - \rho^2)`, the information of a standard
     bivariate normal with correlation :math:`\rho`; the setting of Poole et al., 2019,
-    section 4, and McAllester & Stratos, 2020, Table 1).
+    Fig. 3, and McAllester & Stratos, 2020, Table 1).
 
     Parameters
     ----------
@@ -185,7 +185,7 @@ def sample_correlated_gaussian(n: int, rho: float, dim: int, seed) -> tuple[np.n
         y = \rho\, x + \sqrt{1 - \rho^2}\, \varepsilon, \quad \varepsilon \sim \mathcal{N}(0, I_d),
 
     so each coordinate pair :math:`(x_k, y_k)` is standard bivariate normal with correlation
-    :math:`\rho`, and the pairs are independent (Poole et al., 2019, section 4). The
+    :math:`\rho`, and the pairs are independent (as in Poole et al., 2019, Fig. 3). The
     generator draws all of ``x`` first, then all of :math:`\varepsilon`.
 
     Parameters
