@@ -23,5 +23,49 @@ __all__ += ["info_nce_loss"]
 # ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
 
 # ---- chapter 4: the limits (limits.py) ----
+# (and hypersphere.py: Wang & Isola's alignment and uniformity)
+from .hypersphere import (
+    ContrastiveLimit,
+    alignment,
+    contrastive_loss_limit,
+    sample_sphere_pairs,
+    sampled_contrastive_losses,
+    sphere_log_partition,
+    uniformity,
+    unwarp_sphere,
+    warp_sphere,
+)
+from .limits import (
+    DoEEstimate,
+    binary_channel_information,
+    correlated_gaussian_critic,
+    correlated_gaussian_infonce,
+    correlated_gaussian_information,
+    correlated_gaussian_rho,
+    doe_estimate,
+    sample_binary_channel,
+    sample_correlated_gaussian,
+)
+
+__all__ += [
+    "ContrastiveLimit",
+    "DoEEstimate",
+    "alignment",
+    "binary_channel_information",
+    "contrastive_loss_limit",
+    "correlated_gaussian_critic",
+    "correlated_gaussian_infonce",
+    "correlated_gaussian_information",
+    "correlated_gaussian_rho",
+    "doe_estimate",
+    "sample_binary_channel",
+    "sample_correlated_gaussian",
+    "sample_sphere_pairs",
+    "sampled_contrastive_losses",
+    "sphere_log_partition",
+    "uniformity",
+    "unwarp_sphere",
+    "warp_sphere",
+]
 
 # ---- chapter 5: temperature (temperature.py) ----

@@ -98,6 +98,14 @@ def _register(*experiments: Experiment) -> None:
 # ---- chapter 3 ----
 
 # ---- chapter 4 ----
+_register(
+    Experiment(
+        "mcallester-stratos",
+        "infonce_lib.limits:reproduce_mcallester_stratos",
+        "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians",
+        "chapter 4",
+    )
+)
 
 # ---- chapter 5 ----
 
