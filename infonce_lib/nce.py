@@ -21,14 +21,18 @@ The module has three layers:
 
 * :func:`nce_objective` and :func:`nce_objective_and_grad`: :math:`J` (and its gradient) from
   the values of :math:`\log p_m` and :math:`\log p_n` at the samples, for any model.
-* :func:`fit_nce`: maximise :math:`J` with :func:`scipy.optimize.minimize`, gradient
-  supplied, for any model given as a function returning :math:`\log p_m` and its gradient;
-  many independent problems can be fitted at once (a leading batch axis).
+* :func:`fit_nce`: maximise :math:`J` with :func:`scipy.optimize.minimize`, gradient (and
+  Gauss-Newton Hessian-vector products) supplied, for any model given as a function
+  returning :math:`\log p_m` and its gradient; many independent problems can be fitted at
+  once (a leading batch axis), which vectorises Monte Carlo repetitions.
 * The zero-mean Gaussian model of chapter 1: :func:`gaussian_log_model` (precision matrix
   :math:`\Lambda` through a log-Cholesky factor, so every parameter vector is a valid
-  model, plus :math:`c`), :func:`gaussian_log_partition`, :func:`fit_gaussian_nce`, the
-  reference estimator :func:`fit_gaussian_ml`, the Monte Carlo driver
-  :func:`simulate_gaussian_nce`, and :func:`mse_ratio` for comparing estimators.
+  model, plus :math:`c`; packed and unpacked by :func:`gaussian_theta` and
+  :func:`gaussian_params`), :func:`gaussian_log_partition`, :func:`fit_gaussian_nce`, the
+  reference estimator :func:`fit_gaussian_ml` with its exact error
+  :func:`gaussian_ml_precision_mse`, the Monte Carlo driver :func:`simulate_gaussian_nce`,
+  :func:`mse_ratio` for comparing estimators, and the experiment
+  :func:`reproduce_nce_efficiency` (MSE(NCE) / MSE(ML) against :math:`1 + 1/\nu`).
 
 Log-sigmoids are computed as ``-np.logaddexp(0, -z)`` (never ``log(sigmoid(z))``), so
 :math:`J` is finite and accurate for any finite :math:`G`.
