@@ -14,6 +14,41 @@ from .core import contrastive_log_probs, contrastive_loss_from_logits
 __all__ += ["contrastive_log_probs", "contrastive_loss_from_logits"]
 
 # ---- chapter 1: noise-contrastive estimation (nce.py) ----
+from .nce import (
+    GaussianNCESimulation,
+    NCEFit,
+    fit_gaussian_ml,
+    fit_gaussian_nce,
+    fit_nce,
+    gaussian_log_model,
+    gaussian_log_partition,
+    gaussian_ml_precision_mse,
+    gaussian_params,
+    gaussian_theta,
+    mse_ratio,
+    nce_objective,
+    nce_objective_and_grad,
+    reproduce_nce_efficiency,
+    simulate_gaussian_nce,
+)
+
+__all__ += [
+    "GaussianNCESimulation",
+    "NCEFit",
+    "fit_gaussian_ml",
+    "fit_gaussian_nce",
+    "fit_nce",
+    "gaussian_log_model",
+    "gaussian_log_partition",
+    "gaussian_ml_precision_mse",
+    "gaussian_params",
+    "gaussian_theta",
+    "mse_ratio",
+    "nce_objective",
+    "nce_objective_and_grad",
+    "reproduce_nce_efficiency",
+    "simulate_gaussian_nce",
+]
 
 # ---- chapter 2: InfoNCE and its relatives (losses.py, exercises.py) ----
 from .losses import info_nce_loss

@@ -95,6 +95,16 @@ def _register(*experiments: Experiment) -> None:
         EXPERIMENTS[exp.name] = exp
 
 
+# ---- chapter 1 ----
+_register(
+    Experiment(
+        "nce-efficiency",
+        "infonce_lib.nce:reproduce_nce_efficiency",
+        "MSE(NCE) / MSE(ML) against 1 + 1/nu, with noise equal to the data",
+        "chapter 1",
+    )
+)
+
 # ---- chapter 3 ----
 
 # ---- chapter 4 ----
