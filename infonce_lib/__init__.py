@@ -14,6 +14,41 @@ from .core import contrastive_log_probs, contrastive_loss_from_logits
 __all__ += ["contrastive_log_probs", "contrastive_loss_from_logits"]
 
 # ---- chapter 1: noise-contrastive estimation (nce.py) ----
+from .nce import (
+    GaussianNCESimulation,
+    NCEFit,
+    fit_gaussian_ml,
+    fit_gaussian_nce,
+    fit_nce,
+    gaussian_log_model,
+    gaussian_log_partition,
+    gaussian_ml_precision_mse,
+    gaussian_params,
+    gaussian_theta,
+    mse_ratio,
+    nce_objective,
+    nce_objective_and_grad,
+    reproduce_nce_efficiency,
+    simulate_gaussian_nce,
+)
+
+__all__ += [
+    "GaussianNCESimulation",
+    "NCEFit",
+    "fit_gaussian_ml",
+    "fit_gaussian_nce",
+    "fit_nce",
+    "gaussian_log_model",
+    "gaussian_log_partition",
+    "gaussian_ml_precision_mse",
+    "gaussian_params",
+    "gaussian_theta",
+    "mse_ratio",
+    "nce_objective",
+    "nce_objective_and_grad",
+    "reproduce_nce_efficiency",
+    "simulate_gaussian_nce",
+]
 
 # ---- chapter 2: InfoNCE and its relatives (losses.py, exercises.py) ----
 from .core import DEFAULT_CHUNK_SIZE, contrastive_log_probs_streaming
@@ -45,5 +80,49 @@ __all__ += [
 # ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
 
 # ---- chapter 4: the limits (limits.py) ----
+# (and hypersphere.py: Wang & Isola's alignment and uniformity)
+from .hypersphere import (
+    ContrastiveLimit,
+    alignment,
+    contrastive_loss_limit,
+    sample_sphere_pairs,
+    sampled_contrastive_losses,
+    sphere_log_partition,
+    uniformity,
+    unwarp_sphere,
+    warp_sphere,
+)
+from .limits import (
+    DoEEstimate,
+    binary_channel_information,
+    correlated_gaussian_critic,
+    correlated_gaussian_infonce,
+    correlated_gaussian_information,
+    correlated_gaussian_rho,
+    doe_estimate,
+    sample_binary_channel,
+    sample_correlated_gaussian,
+)
+
+__all__ += [
+    "ContrastiveLimit",
+    "DoEEstimate",
+    "alignment",
+    "binary_channel_information",
+    "contrastive_loss_limit",
+    "correlated_gaussian_critic",
+    "correlated_gaussian_infonce",
+    "correlated_gaussian_information",
+    "correlated_gaussian_rho",
+    "doe_estimate",
+    "sample_binary_channel",
+    "sample_correlated_gaussian",
+    "sample_sphere_pairs",
+    "sampled_contrastive_losses",
+    "sphere_log_partition",
+    "uniformity",
+    "unwarp_sphere",
+    "warp_sphere",
+]
 
 # ---- chapter 5: temperature (temperature.py) ----

@@ -95,9 +95,27 @@ def _register(*experiments: Experiment) -> None:
         EXPERIMENTS[exp.name] = exp
 
 
+# ---- chapter 1 ----
+_register(
+    Experiment(
+        "nce-efficiency",
+        "infonce_lib.nce:reproduce_nce_efficiency",
+        "MSE(NCE) / MSE(ML) against 1 + 1/nu, with noise equal to the data",
+        "chapter 1",
+    )
+)
+
 # ---- chapter 3 ----
 
 # ---- chapter 4 ----
+_register(
+    Experiment(
+        "mcallester-stratos",
+        "infonce_lib.limits:reproduce_mcallester_stratos",
+        "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians",
+        "chapter 4",
+    )
+)
 
 # ---- chapter 5 ----
 

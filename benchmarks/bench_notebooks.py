@@ -1,0 +1,75 @@
+"""How long a reader waits: execute every chapter notebook and time it.
+
+Each notebook in the table of contents is executed top to bottom in a fresh kernel with one
+BLAS thread, as nbval does. The time includes starting the kernel and importing the libraries,
+which is what a reader who opens the notebook and runs every cell waits for.
+Run alone with ``python benchmarks/bench_notebooks.py`` or through ``make bench``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+TARGET_TOTAL_S = 60.0  # issue 9: all chapter notebooks together in under 60 s
+
+
+def _execute(path: Path) -> float:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=600,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def run(repeats: int = 1) -> list[dict]:
+    """One row per notebook plus a total; times are medians over ``repeats`` runs (seconds)."""
+    import notebooks
+
+    rows = []
+    total = 0.0
+    for rel in notebooks.toc_notebooks():
+        times = [_execute(ROOT / rel) for _ in range(repeats)]
+        med = statistics.median(times)
+        total += med
+        rows.append(
+            {
+                "benchmark": "notebook execution",
+                "case": rel.name,
+                "ours_s": med,
+                "notes": "fresh kernel, 1 BLAS thread, kernel start included",
+            }
+        )
+    rows.append(
+        {
+            "benchmark": "notebook execution",
+            "case": "all chapters",
+            "ours_s": total,
+            "target": f"< {TARGET_TOTAL_S:.0f} s",
+            "met": total < TARGET_TOTAL_S,
+        }
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(f"{row['case']:<28} {row['ours_s']:7.2f} s  {row.get('target', '')}")

@@ -1,0 +1,561 @@
+"""Tests for infonce_lib.nce (chapter 1: noise-contrastive estimation)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import integrate
+from scipy.stats import multivariate_normal, norm
+
+from infonce_lib import (
+    fit_gaussian_ml,
+    fit_gaussian_nce,
+    fit_nce,
+    gaussian_log_model,
+    gaussian_log_partition,
+    gaussian_ml_precision_mse,
+    gaussian_params,
+    gaussian_theta,
+    mse_ratio,
+    nce_objective,
+    nce_objective_and_grad,
+    reproduce_nce_efficiency,
+    simulate_gaussian_nce,
+)
+
+SIGMA = np.array([[1.0, 0.6], [0.6, 1.0]])
+LAM = np.linalg.inv(SIGMA)
+
+
+def objective_reference(G_data, G_noise, nu) -> float:
+    """J from its definition with h = 1 / (1 + nu exp(-G)) (2012, eqs. 5-8), in plain Python.
+
+    log h = -log(1 + nu e^-G) and log(1 - h) = log(nu e^-G / (1 + nu e^-G)); only for
+    moderate G (|G| < 700: the direct formula overflows where the library does not).
+    """
+    t_d, t_n = len(G_data), len(G_noise)
+    data = math.fsum(-math.log1p(nu * math.exp(-g)) for g in G_data)
+    noise = math.fsum(math.log(nu) - g - math.log1p(nu * math.exp(-g)) for g in G_noise)
+    return data / t_d + nu * noise / t_n
+
+
+def gaussian_problem(rng, t_d=300, nu=2.0, noise_scale=1.5, d=2):
+    lam = LAM if d == 2 else np.eye(d) * 2.0
+    x = rng.multivariate_normal(np.zeros(d), np.linalg.inv(lam), size=t_d)
+    cov_n = noise_scale**2 * np.eye(d)
+    y = rng.multivariate_normal(np.zeros(d), cov_n, size=round(nu * t_d))
+    noise = multivariate_normal(np.zeros(d), cov_n)
+    return lam, x, y, noise.logpdf(x), noise.logpdf(y), cov_n
+
+
+# ---------------------------------------------------------------- the objective
+
+
+def test_objective_matches_definition(rng):
+    G_x, G_y = rng.normal(size=17), rng.normal(size=40) * 2
+    for nu in (0.3, 1.0, 40 / 17, 7.0):
+        got = nce_objective(G_x, np.zeros(17), G_y, np.zeros(40), nu)
+        assert got == pytest.approx(objective_reference(G_x, G_y, nu), rel=1e-13)
+
+
+def test_objective_depends_on_model_and_noise_only_through_G(rng):
+    lm_x, ln_x, lm_y, ln_y = rng.normal(size=(4, 9))
+    a = nce_objective(lm_x, ln_x, lm_y, ln_y, 1.5)
+    b = nce_objective(lm_x - ln_x, np.zeros(9), lm_y - ln_y, np.zeros(9), 1.5)
+    assert a == pytest.approx(b, rel=1e-14)
+
+
+def test_objective_with_equal_densities_is_closed_form():
+    # G = 0: h = 1 / (1 + nu) everywhere, J = log(1/(1+nu)) + nu log(nu/(1+nu)).
+    for nu in (0.5, 1.0, 3.0):
+        J = nce_objective(np.zeros(4), np.zeros(4), np.zeros(8), np.zeros(8), nu)
+        assert J == pytest.approx(-math.log1p(nu) + nu * math.log(nu / (1 + nu)), rel=1e-14)
+
+
+def test_batched_objective_equals_loop(rng):
+    lm_x, ln_x = rng.normal(size=(2, 3, 6))
+    lm_y, ln_y = rng.normal(size=(2, 3, 11))
+    J = nce_objective(lm_x, ln_x, lm_y, ln_y, 2.0)
+    assert J.shape == (3,)
+    for b in range(3):
+        assert J[b] == pytest.approx(nce_objective(lm_x[b], ln_x[b], lm_y[b], ln_y[b], 2.0))
+
+
+def test_objective_is_finite_for_huge_G_without_warnings():
+    # log-sigmoid by logaddexp: no overflow for |G| up to 1e300 (pytest turns warnings into errors).
+    G = np.array([1e300, -1e300, 800.0, -800.0, 0.0])
+    J = nce_objective(G, np.zeros(5), -G, np.zeros(5), 1.0)
+    assert math.isfinite(J)
+    # Terms: data log σ(G) = 0, -1e300, ~0, -800, log 1/2; noise log σ(-(-G)) the same.
+    expected = 2 * (0 - 1e300 + 0 - 800 + math.log(0.5)) / 5
+    assert J == pytest.approx(expected, rel=1e-14)
+
+
+def test_objective_at_truth_matches_direct_monte_carlo_and_quadrature(rng):
+    # d = 1: data N(0, 1/lam), noise N(0, s^2); the population J by quadrature is exact.
+    lam, s, nu = 2.0, 1.5, 2.0
+    data, noise = norm(scale=1 / math.sqrt(lam)), norm(scale=s)
+
+    def log_h(u):  # log p_d / (p_d + nu p_n), direct: fine for |u| < 10 here
+        return math.log(data.pdf(u) / (data.pdf(u) + nu * noise.pdf(u)))
+
+    def log_1mh(u):
+        return math.log(nu * noise.pdf(u) / (data.pdf(u) + nu * noise.pdf(u)))
+
+    exact = integrate.quad(lambda u: data.pdf(u) * log_h(u), -12, 12, epsabs=1e-13)[0]
+    exact += nu * integrate.quad(lambda u: noise.pdf(u) * log_1mh(u), -15, 15, epsabs=1e-13)[0]
+
+    t_d = 200_000
+    x = data.rvs(size=t_d, random_state=rng)
+    y = noise.rvs(size=round(nu * t_d), random_state=rng)
+    theta = gaussian_theta([[lam]], 0.5 * math.log(lam) - 0.5 * math.log(2 * math.pi))
+    lm_x, _ = gaussian_log_model(theta, x[:, None])
+    lm_y, _ = gaussian_log_model(theta, y[:, None])
+    J = nce_objective(lm_x, noise.logpdf(x), lm_y, noise.logpdf(y), nu)
+    # The same samples by the direct formula, term by term.
+    direct_terms_x = np.log(data.pdf(x) / (data.pdf(x) + nu * noise.pdf(x)))
+    direct_terms_y = np.log(nu * noise.pdf(y) / (data.pdf(y) + nu * noise.pdf(y)))
+    direct = direct_terms_x.mean() + nu * direct_terms_y.mean()
+    assert J == pytest.approx(direct, rel=1e-10)
+    se = math.sqrt(direct_terms_x.var() / t_d + nu**2 * direct_terms_y.var() / y.size)
+    assert abs(J - exact) < 4 * se, (J, exact, se)
+
+
+def test_true_parameters_maximise_population_objective(rng):
+    # Theorem 1 on a large sample: shifting c or scaling the precision away from the
+    # truth lowers J (by far more than the sampling error at this size).
+    lam, x, y, ln_x, ln_y, _ = gaussian_problem(rng, t_d=100_000, nu=1.0)
+    c_star = -gaussian_log_partition(lam)
+
+    def J(precision, c):
+        th = gaussian_theta(precision, c)
+        return nce_objective(
+            gaussian_log_model(th, x)[0], ln_x, gaussian_log_model(th, y)[0], ln_y, 1.0
+        )
+
+    best = J(lam, c_star)
+    for dc in (-0.3, 0.3):
+        assert J(lam, c_star + dc) < best - 1e-3
+    for scale in (0.7, 1.4):
+        assert J(scale * lam, -gaussian_log_partition(scale * lam)) < best - 1e-3
+
+
+# ---------------------------------------------------------------- the gradient
+
+
+def central_differences(f, theta, eps=1e-6):
+    g = np.zeros_like(theta)
+    for k in range(theta.size):
+        e = np.zeros_like(theta)
+        e[k] = eps
+        g[k] = (f(theta + e) - f(theta - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("nu", [0.25, 1.0, 3.0])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_gradient_matches_central_differences(rng, nu, d):
+    _, x, y, ln_x, ln_y, _ = gaussian_problem(rng, t_d=40, nu=nu, d=d)
+    theta = rng.normal(size=d * (d + 1) // 2 + 1) * 0.5
+
+    def J(th):
+        return nce_objective(
+            gaussian_log_model(th, x)[0], ln_x, gaussian_log_model(th, y)[0], ln_y, nu
+        )
+
+    lm_x, g_x = gaussian_log_model(theta, x)
+    lm_y, g_y = gaussian_log_model(theta, y)
+    value, grad = nce_objective_and_grad(lm_x, ln_x, lm_y, ln_y, g_x, g_y, nu)
+    assert value == pytest.approx(J(theta), rel=1e-14)
+    np.testing.assert_allclose(grad, central_differences(J, theta), rtol=1e-6, atol=1e-8)
+
+
+def test_gaussian_model_gradient_matches_central_differences(rng):
+    theta = rng.normal(size=(3, 7))  # d = 3, a batch of three parameter vectors
+    u = rng.normal(size=(3, 5, 3))
+    _, grad = gaussian_log_model(theta, u)
+    for b in range(3):
+        for t in range(5):
+            point = u[b, t : t + 1]
+            num = central_differences(lambda th, p=point: gaussian_log_model(th, p)[0][0], theta[b])
+            np.testing.assert_allclose(grad[b, t], num, rtol=1e-7, atol=1e-8)
+
+
+def test_gaussian_model_values(rng):
+    lam = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, -0.2], [0.0, -0.2, 0.5]])
+    u = rng.normal(size=(6, 3))
+    log_p, _ = gaussian_log_model(gaussian_theta(lam, 0.7), u)
+    np.testing.assert_allclose(log_p, -0.5 * np.einsum("ti,ij,tj->t", u, lam, u) + 0.7, rtol=1e-13)
+    # With c = -log Z the model is the normalised density.
+    log_p, _ = gaussian_log_model(gaussian_theta(lam, -gaussian_log_partition(lam)), u)
+    ref = multivariate_normal(np.zeros(3), np.linalg.inv(lam)).logpdf(u)
+    np.testing.assert_allclose(log_p, ref, rtol=1e-12)
+
+
+def test_gradient_is_zero_where_model_is_noise_and_nu_balances(rng):
+    # log p_m = c with c = log p_n: G = 0 and dJ/dc = 1/(1+nu) * ... = nu/(1+nu) - nu/(1+nu) = 0.
+    _, grad = nce_objective_and_grad(
+        np.zeros(5), np.zeros(5), np.zeros(10), np.zeros(10), np.ones((5, 1)), np.ones((10, 1)), 2.0
+    )
+    assert grad == pytest.approx([0.0], abs=1e-15)
+
+
+# ---------------------------------------------------------------- fitting
+
+
+@pytest.mark.parametrize("t_d", [1_000, 16_000])
+def test_fit_recovers_precision_and_c_within_sampling_error(t_d):
+    # Ten independent data sets fitted as one batch. The asymptotic sd of each parameter is
+    # a few units over sqrt(T_d) here (see the efficiency experiment); allow 8 / sqrt(T_d)
+    # for any entry in any of the ten fits.
+    reps = 10
+    sim = simulate_gaussian_nce(LAM, t_d, nu=1.0, noise_cov=2.0 * np.eye(2), reps=reps, seed=t_d)
+    assert sim.fit.success, sim.fit.result.message
+    tol = 8 / math.sqrt(t_d)
+    assert np.abs(sim.precision_nce - LAM).max() < tol
+    assert np.abs(sim.c_nce - sim.c).max() < tol
+    # Self-normalisation: c-hat tracks -log Z(Lambda-hat) to the same order.
+    assert np.abs(sim.c_nce + gaussian_log_partition(sim.precision_nce)).max() < tol
+
+
+def test_fit_error_shrinks_like_one_over_root_t():
+    errs = []
+    for t_d in (500, 8_000):
+        sim = simulate_gaussian_nce(LAM, t_d, nu=1.0, noise_cov=2.0 * np.eye(2), reps=40, seed=1)
+        errs.append(np.sqrt(np.mean(np.sum((sim.precision_nce - LAM) ** 2, axis=(1, 2)))))
+    # 16 times the data: the RMS error falls by about 4 (between 2.5 and 6.5 allowed).
+    assert 2.5 < errs[0] / errs[1] < 6.5
+
+
+def test_batched_fit_equals_individual_fits(rng):
+    _, x, y, _, _, cov_n = gaussian_problem(rng, t_d=400, nu=1.0)
+    x2 = rng.multivariate_normal(np.zeros(2), SIGMA, size=400)
+    y2 = rng.multivariate_normal(np.zeros(2), cov_n, size=400)
+    both = fit_gaussian_nce(np.stack([x, x2]), np.stack([y, y2]), cov_n)
+    for b, (xb, yb) in enumerate([(x, y), (x2, y2)]):
+        one = fit_gaussian_nce(xb, yb, cov_n)
+        np.testing.assert_allclose(both.theta[b], one.theta, atol=2e-6)
+        assert both.objective[b] == pytest.approx(one.objective, abs=1e-10)
+
+
+def test_methods_agree_and_report(rng):
+    _, x, y, ln_x, ln_y, cov_n = gaussian_problem(rng, t_d=2000, nu=1.0)
+    th0 = np.zeros(4)
+    fits = [
+        fit_nce(gaussian_log_model, th0, x, y, ln_x, ln_y, method=m)
+        for m in ("trust-krylov", "L-BFGS-B", "Newton-CG", "BFGS")
+    ]
+    for f in fits:
+        assert f.success, f.result.message
+        assert f.nu == 1.0
+        np.testing.assert_allclose(f.theta, fits[0].theta, atol=1e-4)
+        assert f.objective == pytest.approx(fits[0].objective, abs=1e-9)
+    # The factored-gradient path of fit_gaussian_nce finds the same optimum.
+    g = fit_gaussian_nce(x, y, cov_n, theta0=th0)
+    np.testing.assert_allclose(g.theta, fits[0].theta, atol=1e-5)
+    # At the optimum the analytic gradient vanishes.
+    lm_x, g_x = gaussian_log_model(g.theta, x)
+    lm_y, g_y = gaussian_log_model(g.theta, y)
+    _, grad = nce_objective_and_grad(lm_x, ln_x, lm_y, ln_y, g_x, g_y, 1.0)
+    assert np.abs(grad).max() < 1e-6
+
+
+def test_fit_default_nu_is_sample_ratio(rng):
+    _, x, y, _, _, cov_n = gaussian_problem(rng, t_d=200, nu=3.0)
+    fit = fit_gaussian_nce(x, y, cov_n)
+    assert fit.nu == 3.0
+    explicit = fit_gaussian_nce(x, y, cov_n, nu=3.0)
+    np.testing.assert_array_equal(fit.theta, explicit.theta)
+
+
+def test_generic_fit_of_scalar_model_matches_closed_form(rng):
+    # log p_m(u) = c against p_n = 1 on [0, 1] with data uniform too: J is maximised where
+    # the data fraction equals the posterior, i.e. at c = 0 (h = 1/(1+nu) for all samples
+    # at c = 0 and the gradient vanishes exactly for any sample sizes with T_n = nu T_d).
+    x, y = rng.uniform(size=100), rng.uniform(size=300)
+
+    def model(th, u):
+        return np.full(u.shape, th[0]), np.ones((*u.shape, 1))
+
+    fit = fit_nce(model, [1.0], x, y, np.zeros(100), np.zeros(300))
+    assert fit.nu == 3.0
+    assert fit.theta[0] == pytest.approx(0.0, abs=1e-6)
+
+
+# ---------------------------------------------------------------- maximum likelihood
+
+
+def test_ml_is_inverse_second_moment(rng):
+    x = rng.normal(size=(50, 3))
+    lam, c = fit_gaussian_ml(x)
+    np.testing.assert_allclose(lam, np.linalg.inv(x.T @ x / 50), rtol=1e-12)
+    assert c == pytest.approx(-gaussian_log_partition(lam), rel=1e-14)
+    # It maximises the normalised log-likelihood: any nearby precision does worse.
+    ll = multivariate_normal(np.zeros(3), np.linalg.inv(lam)).logpdf(x).sum()
+    for _ in range(5):
+        E = rng.normal(size=(3, 3)) * 0.01
+        other = lam + E @ E.T
+        assert multivariate_normal(np.zeros(3), np.linalg.inv(other)).logpdf(x).sum() < ll
+
+
+def test_ml_mse_formula_matches_monte_carlo():
+    rng = np.random.default_rng(7)
+    t_d, reps = 20, 40_000
+    x = rng.standard_normal((reps, t_d, 2)) @ np.linalg.cholesky(SIGMA).T
+    lam_hat, _ = fit_gaussian_ml(x)
+    sq = np.sum((lam_hat - LAM) ** 2, axis=(1, 2))
+    se = sq.std(ddof=1) / math.sqrt(reps)
+    exact = gaussian_ml_precision_mse(LAM, t_d)
+    assert abs(sq.mean() - exact) < 4 * se
+    # The first-order value is visibly smaller at T_d = 20 ...
+    assert gaussian_ml_precision_mse(LAM, t_d, exact=False) < exact - 10 * se
+    # ... and the two agree as T_d grows.
+    big = 10**6
+    assert gaussian_ml_precision_mse(LAM, big) == pytest.approx(
+        gaussian_ml_precision_mse(LAM, big, exact=False), rel=1e-4
+    )
+
+
+def test_log_partition_matches_scipy():
+    lam = np.array([[2.0, 0.5], [0.5, 1.0]])
+    # log p(0) = -log Z for the normalised zero-mean Gaussian.
+    ref = -multivariate_normal(np.zeros(2), np.linalg.inv(lam)).logpdf(np.zeros(2))
+    assert gaussian_log_partition(lam) == pytest.approx(ref, rel=1e-14)
+    batch = gaussian_log_partition(np.stack([lam, np.eye(2)]))
+    assert batch.shape == (2,)
+    assert batch[1] == pytest.approx(math.log(2 * math.pi), rel=1e-15)
+
+
+# ---------------------------------------------------------------- parametrisation
+
+
+def spd_matrices(d):
+    return arrays(np.float64, (d, d), elements=st.floats(-2, 2)).map(
+        lambda A: A @ A.T + 0.1 * np.eye(d)
+    )
+
+
+@given(st.integers(1, 4).flatmap(spd_matrices), st.floats(-5, 5))
+def test_theta_round_trip(lam, c):
+    lam_back, c_back = gaussian_params(gaussian_theta(lam, c))
+    np.testing.assert_allclose(lam_back, lam, rtol=1e-9, atol=1e-9)
+    assert c_back == c
+
+
+@given(arrays(np.float64, 7, elements=st.floats(-3, 3)))
+def test_every_theta_is_a_valid_model(theta):
+    lam, _ = gaussian_params(theta)
+    assert np.all(np.linalg.eigvalsh(lam) > 0)
+    assert np.isfinite(gaussian_log_partition(lam))
+
+
+# ---------------------------------------------------------------- properties of J
+
+
+G_ARR = arrays(np.float64, st.integers(1, 20), elements=st.floats(-50, 50))
+
+
+@given(G_ARR, G_ARR, st.floats(0.01, 100))
+def test_objective_is_negative_and_matches_reference(G_x, G_y, nu):
+    J = nce_objective(G_x, np.zeros_like(G_x), G_y, np.zeros_like(G_y), nu)
+    assert J < 0
+    assert J == pytest.approx(objective_reference(G_x, G_y, nu), rel=1e-9, abs=1e-12)
+
+
+@given(G_ARR, G_ARR, st.floats(0.01, 100))
+def test_swapping_data_and_noise_divides_by_nu(G_x, G_y, nu):
+    # The posterior of "noise" is σ(-(G - log ν)) = σ(G' - log ν') with G' = -G, ν' = 1/ν:
+    # the same objective with the roles swapped equals J / ν.
+    J = nce_objective(G_x, np.zeros_like(G_x), G_y, np.zeros_like(G_y), nu)
+    swapped = nce_objective(-G_y, np.zeros_like(G_y), -G_x, np.zeros_like(G_x), 1 / nu)
+    assert swapped == pytest.approx(J / nu, rel=1e-9, abs=1e-12)
+
+
+@given(G_ARR, G_ARR, st.floats(0.05, 20), st.floats(-3, 3))
+def test_gradient_in_c_is_data_minus_noise_weights(G_x, G_y, nu, dc):
+    # For log p_m = G + c, dJ/dc = mean σ(-z_x) - ν mean σ(z_y); check against differences.
+    ones_x, ones_y = np.ones((G_x.size, 1)), np.ones((G_y.size, 1))
+    zx, zy = np.zeros_like(G_x), np.zeros_like(G_y)
+    _, grad = nce_objective_and_grad(G_x + dc, zx, G_y + dc, zy, ones_x, ones_y, nu)
+    eps = 1e-5
+    f = [nce_objective(G_x + dc + s, zx, G_y + dc + s, zy, nu) for s in (eps, -eps)]
+    assert grad[0] == pytest.approx((f[0] - f[1]) / (2 * eps), rel=1e-5, abs=1e-8)
+
+
+def test_float32_inputs_are_computed_in_float64(rng):
+    G = rng.normal(size=(2, 8)).astype(np.float32)
+    a = nce_objective(G[0], np.zeros(8, np.float32), G[1], np.zeros(8, np.float32), 1.0)
+    b = nce_objective(G[0].astype(float), np.zeros(8), G[1].astype(float), np.zeros(8), 1.0)
+    assert a == b
+
+
+# ---------------------------------------------------------------- Monte Carlo helpers
+
+
+def test_mse_ratio_and_its_standard_error_against_bootstrap():
+    rng = np.random.default_rng(3)
+    reps = 4000
+    e_ml = rng.normal(size=(reps, 3))
+    e_nce = e_ml + rng.normal(size=(reps, 3))  # correlated, true ratio 2
+    ratio, se = mse_ratio(e_nce, e_ml)
+    assert abs(ratio - 2.0) < 4 * se
+    a, b = np.sum(e_nce**2, 1), np.sum(e_ml**2, 1)
+    idx = rng.integers(0, reps, size=(2000, reps))
+    boot = a[idx].mean(1) / b[idx].mean(1)
+    assert se == pytest.approx(boot.std(ddof=1), rel=0.1)
+
+
+def test_simulation_shares_data_across_calls_with_same_seed():
+    a = simulate_gaussian_nce(LAM, 50, nu=1.0, reps=3, seed=5)
+    b = simulate_gaussian_nce(LAM, 50, nu=2.0, reps=3, seed=5)
+    np.testing.assert_array_equal(a.precision_ml, b.precision_ml)  # same data sets
+    assert a.precision_nce.shape == (3, 2, 2) and a.c_nce.shape == (3,)
+    assert a.c == pytest.approx(-gaussian_log_partition(LAM))
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("nu", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_nu_raises(nu):
+    with pytest.raises(ValueError, match="nu"):
+        nce_objective([0.0], [0.0], [0.0], [0.0], nu)
+    with pytest.raises(ValueError, match="nu"):
+        fit_gaussian_nce(np.ones((5, 1)), np.ones((5, 1)), [[1.0]], nu=nu)
+
+
+def test_nu_of_wrong_type_raises():
+    with pytest.raises(TypeError, match="nu"):
+        nce_objective([0.0], [0.0], [0.0], [0.0], "1")
+
+
+@pytest.mark.parametrize("bad", [-np.inf, np.nan, np.inf])
+def test_noise_density_not_positive_and_finite_on_the_data_raises(bad):
+    with pytest.raises(ValueError, match=r"log_noise_data.*noise density must be positive"):
+        nce_objective([0.0, 0.0], [0.0, bad], [0.0], [0.0])
+    with pytest.raises(ValueError, match="log_noise_noise"):
+        nce_objective([0.0], [0.0], [0.0, 0.0], [bad, 0.0])
+    with pytest.raises(ValueError, match="log_noise_data"):
+        fit_nce(
+            lambda th, u: (u * 0 + th[0], np.ones((u.size, 1))),
+            [0.0],
+            np.zeros(2),
+            np.zeros(1),
+            [0.0, bad],
+            [0.0],
+        )
+
+
+def test_non_finite_samples_raise():
+    x = np.zeros((4, 2))
+    x[1, 0] = np.nan
+    with pytest.raises(ValueError, match="x must be finite"):
+        fit_gaussian_nce(x, np.zeros((4, 2)), np.eye(2))
+    with pytest.raises(ValueError, match="y must be finite"):
+        fit_gaussian_nce(np.zeros((4, 2)), np.full((4, 2), np.inf), np.eye(2))
+    with pytest.raises(ValueError, match="x must be finite"):
+        fit_gaussian_ml(x)
+    with pytest.raises(ValueError, match="u must be finite"):
+        gaussian_log_model(np.zeros(4), x)
+    with pytest.raises(ValueError, match="log_model_data must be finite"):
+        nce_objective([np.nan], [0.0], [0.0], [0.0])
+
+
+def test_mismatched_dimensions_raise():
+    with pytest.raises(ValueError, match="x has dimension 2 but noise_cov is 3 x 3"):
+        fit_gaussian_nce(np.ones((5, 2)), np.ones((5, 3)), np.eye(3))
+    with pytest.raises(ValueError, match="y has dimension 3"):
+        fit_gaussian_nce(np.ones((5, 2)), np.ones((5, 3)), np.eye(2))
+    with pytest.raises(ValueError, match="x and y must both be"):
+        fit_gaussian_nce(np.ones((2, 5, 2)), np.ones((3, 5, 2)), np.eye(2))
+    with pytest.raises(ValueError, match="u has dimension 3 but theta describes a 2-dimensional"):
+        gaussian_log_model(np.zeros(4), np.ones((5, 3)))
+    with pytest.raises(ValueError, match="log_model_data and log_noise_data"):
+        nce_objective([0.0, 0.0], [0.0], [0.0], [0.0])
+    with pytest.raises(ValueError, match="log_model_noise and log_noise_noise"):
+        nce_objective([0.0], [0.0], [0.0, 1.0], [0.0])
+    with pytest.raises(ValueError, match="leading"):
+        nce_objective(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((3, 3)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="grad_model_data"):
+        nce_objective_and_grad([0.0], [0.0], [0.0], [0.0], [[1.0], [1.0]], [[1.0]])
+    with pytest.raises(ValueError, match="same number of parameters"):
+        nce_objective_and_grad([0.0], [0.0], [0.0], [0.0], [[1.0]], [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="noise_cov must have the shape of precision"):
+        simulate_gaussian_nce(LAM, 10, noise_cov=np.eye(3))
+    with pytest.raises(ValueError, match="log_noise_data must have shape"):
+        fit_nce(
+            gaussian_log_model,
+            np.zeros((2, 4)),
+            np.ones((2, 5, 2)),
+            np.ones((2, 5, 2)),
+            np.zeros(5),
+            np.zeros((2, 5)),
+        )
+
+
+def test_bad_parameters_raise():
+    with pytest.raises(ValueError, match="theta must have d"):
+        gaussian_params(np.zeros(3))
+    with pytest.raises(ValueError, match="precision must be positive definite"):
+        gaussian_log_partition([[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match="precision must be symmetric"):
+        gaussian_theta([[1.0, 0.5], [0.0, 1.0]], 0.0)
+    with pytest.raises(ValueError, match="square"):
+        gaussian_log_partition(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="noise_cov must be positive definite"):
+        fit_gaussian_nce(np.ones((5, 1)), np.ones((5, 1)), [[-1.0]])
+    with pytest.raises(ValueError, match="c must have the leading shape"):
+        gaussian_theta(np.eye(2), [0.0, 1.0])
+    with pytest.raises(ValueError, match="n_data must be >= 2"):
+        simulate_gaussian_nce(LAM, 1)
+    with pytest.raises(ValueError, match="nu \\* n_data must be a positive whole number"):
+        simulate_gaussian_nce(LAM, 10, nu=0.25)
+    with pytest.raises(ValueError, match="n_data must be >= 6"):
+        gaussian_ml_precision_mse(LAM, 5)
+    with pytest.raises(ValueError, match="singular"):
+        fit_gaussian_ml(np.ones((5, 2)))
+
+
+def test_bad_models_raise(rng):
+    x, y = rng.normal(size=(2, 10))
+    ln = np.zeros(10)
+    with pytest.raises(TypeError, match="log_model must be callable"):
+        fit_nce(None, [0.0], x, y, ln, ln)
+    with pytest.raises(TypeError, match="pair"):
+        fit_nce(lambda th, u: u, [0.0], x, y, ln, ln)
+    with pytest.raises(ValueError, match="log_model must return log_p of shape"):
+        fit_nce(lambda th, u: (u, np.ones((u.size, 2))), [0.0], x, y, ln, ln)
+    with pytest.raises(ValueError, match="non-finite"):
+        fit_nce(lambda th, u: (u * np.nan, np.ones((u.size, 1))), [0.0], x, y, ln, ln)
+    with pytest.raises(ValueError, match=r"method must be a scipy\.optimize\.minimize method"):
+        fit_nce(lambda th, u: (u + th[0], np.ones((u.size, 1))), [0.0], x, y, ln, ln, method="nope")
+
+
+def test_mse_ratio_bad_input():
+    with pytest.raises(ValueError, match="same shape"):
+        mse_ratio(np.ones((3, 2)), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="at least 2 repetitions"):
+        mse_ratio(np.ones((1, 2)), np.ones((1, 2)))
+    with pytest.raises(ValueError, match="all zero"):
+        mse_ratio(np.ones((3, 2)), np.zeros((3, 2)))
+
+
+def test_efficiency_experiment_report():
+    report = reproduce_nce_efficiency(nus=(0.5, 2.0), n_data=200, reps=40, seed=3)
+    res = report.results
+    assert [r["nu"] for r in res["nu"]] == [0.5, 2.0]
+    assert [r["theory"] for r in res["nu"]] == [3.0, 1.5]
+    assert res["converged"] is True
+    assert len(report.checks) == 4  # converged, ML exact, one per nu
+    for r in res["nu"]:
+        assert r["z"] == pytest.approx((r["ratio"] - r["theory"]) / r["se"])
+    assert "MSE ratio" in report.tables
+    with pytest.raises(ValueError, match="whole number"):
+        reproduce_nce_efficiency(nus=(0.25,), n_data=10, reps=2)
+    with pytest.raises(ValueError, match="nus"):
+        reproduce_nce_efficiency(nus=(0.0,), n_data=10, reps=2)
