@@ -250,7 +250,7 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     ============================  =============================================
 
     A value passes when it is within 1e-9 relative (1e-12 absolute) of
-    :func:`~infonce_lib.info_nce_loss`. An exception raised by ``fn`` is caught and
+    :func:`~infonce_lib.losses.info_nce_loss`. An exception raised by ``fn`` is caught and
     reported, never re-raised; NumPy warnings are recorded and shown with the failure.
     Printed lines are wrapped at 80 characters.
 

@@ -3,15 +3,18 @@ r"""InfoNCE and its named variants, each a thin wrapper around :mod:`infonce_lib
 Each docstring states its denominator exactly: whether the positive is in it, whether
 self-pairs are excluded, and whether a symmetric loss averages or sums its two directions.
 
-======================  ===================  ==================  ===============  ===========
-function                similarity           positive in denom.  self excluded    directions
-======================  ===================  ==================  ===============  ===========
-:func:`info_nce_loss`   dot product / τ      yes                 (no self-pairs)  rows of Z1
-:func:`nt_xent_loss`    cosine / τ           yes                 yes, by index    all 2N views
-:func:`clip_loss`       cosine × scale       yes                 (no self-pairs)  mean of two
-:func:`moco_loss`       dot product / τ      yes                 (no self-pairs)  queries
-:func:`binary_nce_loss` any scores           no softmax at all   -                rows
-======================  ===================  ==================  ===============  ===========
+=======================  ===============  ==================  =========  ====================
+function                 similarity       positive in denom.  self-pair  reduction
+=======================  ===============  ==================  =========  ====================
+:func:`info_nce_loss`    dot product / τ  yes                 none       mean over rows of Z1
+:func:`nt_xent_loss`     cosine / τ       yes                 excluded   mean over 2N views
+:func:`clip_loss`        cosine × scale   yes                 none       mean of 2 directions
+:func:`moco_loss`        dot product / τ  yes (column 0)      none       mean over queries
+:func:`binary_nce_loss`  any scores       no softmax          n/a        mean over rows
+=======================  ===============  ==================  =========  ====================
+
+The self-pair of NT-Xent (a view against itself) is removed by index, never with a
+large negative constant.
 """
 
 from __future__ import annotations
@@ -336,9 +339,9 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
         :math:`\tau > 0`.
     chunk_size : int, optional
         ``None`` (default): form the ``(2N, 2N)`` matrix of logits and apply the general
-        core (:func:`~infonce_lib.contrastive_log_probs`). An integer: never form it;
+        core (:func:`~infonce_lib.core.contrastive_log_probs`). An integer: never form it;
         stream over blocks of ``chunk_size`` x ``chunk_size`` logits with an online
-        log-sum-exp (:func:`~infonce_lib.contrastive_log_probs_streaming`), so the extra
+        log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`), so the extra
         memory is ``chunk_size**2`` floats plus the ``(2N, D)`` normalised views. The two
         paths agree to rounding (about 1e-15 relative). 1024 is a good value: as fast as
         the dense path or faster from N = 512 up.
