@@ -51,9 +51,31 @@ __all__ += [
 ]
 
 # ---- chapter 2: InfoNCE and its relatives (losses.py, exercises.py) ----
-from .losses import info_nce_loss
+from .core import DEFAULT_CHUNK_SIZE, contrastive_log_probs_streaming
+from .exercises import check_info_nce, typical_mistakes
+from .losses import (
+    MoCoQueue,
+    binary_nce_loss,
+    clip_loss,
+    info_nce_loss,
+    info_nce_loss_and_grad,
+    moco_loss,
+    nt_xent_loss,
+)
 
-__all__ += ["info_nce_loss"]
+__all__ += [
+    "DEFAULT_CHUNK_SIZE",
+    "MoCoQueue",
+    "binary_nce_loss",
+    "check_info_nce",
+    "clip_loss",
+    "contrastive_log_probs_streaming",
+    "info_nce_loss",
+    "info_nce_loss_and_grad",
+    "moco_loss",
+    "nt_xent_loss",
+    "typical_mistakes",
+]
 
 # ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
 

@@ -27,9 +27,14 @@ from typing import Literal
 
 import numpy as np
 
-from ._validation import as_real_array
+from ._validation import as_int, as_positive_scalar, as_real_array, finite_or_raise
 
-__all__ = ["contrastive_log_probs", "contrastive_loss_from_logits"]
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "contrastive_log_probs",
+    "contrastive_log_probs_streaming",
+    "contrastive_loss_from_logits",
+]
 
 Side = Literal["rows", "columns"]
 
@@ -238,3 +243,328 @@ def contrastive_loss_from_logits(
         return (_mean_loss(rows) + _mean_loss(cols)) / 2
     arr = as_real_array(logits, "logits", ndim=2)
     return _mean_loss(contrastive_log_probs(arr, positives, anchors=anchors, exclude=exclude))
+
+
+# ---------------------------------------------------------------- exponentials that underflow
+#
+# NumPy's vectorised exp falls back to a slow path (10x or more) for arguments below about
+# -708, whose results are subnormal or zero. After the row maximum is subtracted every
+# argument is <= 0 and the maximum contributes exp(0) = 1, so each sum of exponentials is
+# >= 1; an argument below _EXP_FLOOR contributes less than 1e-304, which cannot change such
+# a sum in float64 (it would take 1e288 of them). Raising those arguments to _EXP_FLOOR
+# therefore leaves every sum, and every loss, as it was, and keeps exp on its fast path.
+# Entries that must contribute exactly zero (exclusions) are zeroed by index after exp.
+
+_EXP_FLOOR = -700.0
+
+
+def _diagonal_log_probs_columns_inplace(
+    logits_t: np.ndarray, *, floor: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Log-probabilities of diagonal positives, anchors on the columns; input destroyed.
+
+    ``logits_t`` has shape ``(c, n)``, ``c >= n``: entry ``[j, i]`` is anchor ``i``'s logit
+    for candidate ``j`` (the transpose of the usual layout, so that each anchor's max and
+    sum are reductions over axis 0, which NumPy vectorises across anchors). The result
+    equals ``_positive_log_probs(logits_t.T, overwrite=True)`` to rounding, for clean
+    finite float64 logits. On return ``logits_t`` holds ``exp(logit - anchor max)`` (with
+    arguments below ``_EXP_FLOOR`` raised to it, unless ``floor`` is false) and the
+    second result is each anchor's sum of them, so a caller can form the softmax
+    ``logits_t / sums`` without another exp. A caller that needs every softmax weight
+    exactly, however small (a gradient), passes ``floor=False``.
+    """
+    col_max = logits_t.max(axis=0)
+    pos_vals = np.diagonal(logits_t).copy()
+    logits_t -= col_max
+    if floor:
+        np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
+    np.exp(logits_t, out=logits_t)
+    sums = logits_t.sum(axis=0)
+    return (pos_vals - col_max) - np.log(sums), sums
+
+
+# ---------------------------------------------------------------- streaming (chunked) core
+#
+# The functions below compute the same log-probabilities as ``_positive_log_probs`` for
+# logits of the form ``A @ B.T / temperature`` without ever holding the full matrix: they
+# visit it in blocks of ``chunk_size`` anchors by ``chunk_size`` candidates and keep, for
+# every anchor, a running maximum ``m`` and a running sum ``s = sum_c exp(l_c - m)``
+# (the online log-sum-exp). When a block raises an anchor's maximum from ``m`` to ``m'``,
+# the sum so far is rescaled by ``exp(m - m')``. Positives are read from the block that
+# holds them and exclusions are set to ``-inf`` in the block, both by index, so the result
+# agrees with the dense path to rounding.
+
+DEFAULT_CHUNK_SIZE = 1024
+"""Block edge used by the streaming core when none is given: blocks of 1024 x 1024 float64
+logits (8 MiB). Measured in ``benchmarks/bench_losses.py``: as fast as the dense path (or
+faster) from N = 1024 anchors up, with a few MiB of working memory."""
+
+
+def _hits(index: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
+    """Local (row, column) positions of anchors ``r0..r1`` whose ``index`` is in ``[c0, c1)``."""
+    seg = index[r0:r1]
+    rows = np.flatnonzero((seg >= c0) & (seg < c1))
+    return rows, seg[rows] - c0
+
+
+def _logit_bound(A: np.ndarray, B: np.ndarray, temperature: float) -> float:
+    """An upper bound on ``|A @ B.T|`` and ``|A @ B.T / temperature|`` (Cauchy-Schwarz)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        na = float(np.sqrt(np.einsum("ij,ij->i", A, A)).max())
+        nb = float(np.sqrt(np.einsum("ij,ij->i", B, B)).max())
+        prod = na * nb
+        return max(prod, prod / temperature)
+
+
+def _logit_blocks(A: np.ndarray, B: np.ndarray, temperature: float, chunk_size: int):
+    """Yield ``(r0, r1, c0, c1, block)`` with ``block = A[r0:r1] @ B[c0:c1].T / temperature``.
+
+    Blocks are yielded row band by row band (all candidate blocks of one band of anchors,
+    then the next band). One scratch buffer of ``chunk_size**2`` floats is reused, so a
+    caller must finish with a block before asking for the next one. Raises ``ValueError``
+    if a block overflows float64.
+    """
+    n, c = A.shape[0], B.shape[0]
+    buf = np.empty(min(chunk_size, n) * min(chunk_size, c))
+    check = not _logit_bound(A, B, temperature) < 1e300
+    for r0 in range(0, n, chunk_size):
+        r1 = min(r0 + chunk_size, n)
+        Ar = A[r0:r1]
+        for c0 in range(0, c, chunk_size):
+            c1 = min(c0 + chunk_size, c)
+            blk = buf[: (r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.matmul(Ar, B[c0:c1].T, out=blk)
+                blk /= temperature
+            if check:
+                finite_or_raise(blk, "the logits anchors @ candidates.T / temperature")
+            yield r0, r1, c0, c1, blk
+
+
+def _streaming_logsumexp(
+    A: np.ndarray,
+    B: np.ndarray,
+    temperature: float,
+    *,
+    positives: np.ndarray | None = None,
+    exclude: tuple[np.ndarray, ...] = (),
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    off_positive: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Unchecked streaming log-sum-exp on clean float64 ``A`` (n, D) and ``B`` (c, D).
+
+    Returns ``(m, s, pos, r)``: each anchor's maximum logit over its denominator set, the
+    sum of ``exp(logit - m)`` over that set, (if ``positives`` is given) each anchor's
+    positive logit, and (if ``off_positive``) the same sum without the positive's term,
+    accumulated separately so that ``1 - p(positive) = r / s`` keeps full relative
+    precision when the positive's probability is close to 1. ``exclude`` holds index
+    arrays of shape ``(n,)``, one candidate per anchor each, removed from the
+    denominator. Arguments below ``_EXP_FLOOR`` are raised to it before exp (see above).
+    Peak extra memory: ``chunk_size**2`` floats plus a few arrays of length ``n``.
+    """
+    n = A.shape[0]
+    m_all = np.empty(n)
+    s_all = np.empty(n)
+    pos_all = None if positives is None else np.empty(n)
+    r_all = np.empty(n) if off_positive else None
+    m = s = r = np.empty(0)
+    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
+        if c0 == 0:
+            m = np.full(r1 - r0, -np.inf)
+            s = np.zeros(r1 - r0)
+            r = np.zeros(r1 - r0)
+        if positives is not None:
+            prow, pcol = _hits(positives, r0, r1, c0, c1)
+            pos_all[r0 + prow] = blk[prow, pcol]
+        hits = [_hits(index, r0, r1, c0, c1) for index in exclude]
+        for rows, cols in hits:
+            blk[rows, cols] = -np.inf
+        new_m = np.maximum(m, blk.max(axis=1))
+        shift = new_m if np.isfinite(new_m).all() else np.where(np.isfinite(new_m), new_m, 0.0)
+        blk -= shift[:, None]
+        np.maximum(blk, _EXP_FLOOR, out=blk)
+        np.exp(blk, out=blk)
+        for rows, cols in hits:
+            blk[rows, cols] = 0.0
+        rescale = np.exp(m - shift)
+        s *= rescale
+        s += blk.sum(axis=1)
+        if off_positive:
+            blk[prow, pcol] = 0.0
+            r *= rescale
+            r += blk.sum(axis=1)
+        m = new_m
+        if c1 == B.shape[0]:
+            m_all[r0:r1] = m
+            s_all[r0:r1] = s
+            if off_positive:
+                r_all[r0:r1] = r
+    return m_all, s_all, pos_all, r_all
+
+
+def _streaming_positive_log_probs(
+    A: np.ndarray,
+    B: np.ndarray,
+    temperature: float,
+    positives: np.ndarray | None = None,
+    exclude: np.ndarray | None = None,
+    *,
+    include_positive: bool = True,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> np.ndarray:
+    """Unchecked streaming twin of ``_positive_log_probs`` for logits ``A @ B.T / temperature``.
+
+    Same arguments and result as ``_positive_log_probs(A @ B.T / temperature, positives,
+    exclude, include_positive=...)``, computed block by block.
+    """
+    pos = np.arange(A.shape[0]) if positives is None else positives
+    removed = () if exclude is None else (exclude,)
+    if not include_positive:
+        removed = (*removed, pos)
+    m, s, pos_vals, _ = _streaming_logsumexp(
+        A, B, temperature, positives=pos, exclude=removed, chunk_size=chunk_size
+    )
+    return (pos_vals - m) - np.log(s)
+
+
+def _streaming_gradient_products(
+    A: np.ndarray,
+    B: np.ndarray,
+    temperature: float,
+    lse: np.ndarray,
+    positives: np.ndarray,
+    positive_weight: np.ndarray,
+    *,
+    exclude: tuple[np.ndarray, ...] = (),
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``G @ B`` (n, D) and ``G.T @ A`` (c, D) for ``G = P - Y``, block by block.
+
+    ``P[a, c] = exp(A[a] . B[c] / temperature - lse[a])`` is each anchor's softmax (zero
+    where excluded) and ``Y`` the one-hot matrix of the positives; ``G`` is the gradient of
+    the summed loss with respect to the logits. Its positive entries ``p - 1`` are taken
+    from ``positive_weight`` (computed by the caller as ``-(sum of the other p)``, without
+    cancellation) instead of being formed by subtraction. No exp floor here: every weight
+    is exact, however small.
+    """
+    GB = np.zeros((A.shape[0], B.shape[1]))
+    GtA = np.zeros((B.shape[0], A.shape[1]))
+    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
+        blk -= lse[r0:r1, None]
+        np.exp(blk, out=blk)
+        for index in exclude:
+            rows, cols = _hits(index, r0, r1, c0, c1)
+            blk[rows, cols] = 0.0
+        rows, cols = _hits(positives, r0, r1, c0, c1)
+        blk[rows, cols] = positive_weight[r0 + rows]
+        GB[r0:r1] += blk @ B[c0:c1]
+        GtA[c0:c1] += blk.T @ A[r0:r1]
+    return GB, GtA
+
+
+def contrastive_log_probs_streaming(
+    anchors,
+    candidates,
+    positives=None,
+    *,
+    temperature: float = 1.0,
+    exclude=None,
+    include_positive: bool = True,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> np.ndarray:
+    r"""Log-probabilities of the positives for dot-product logits, without the full matrix.
+
+    The same result as ``contrastive_log_probs(anchors @ candidates.T / temperature,
+    positives, exclude=exclude, include_positive=include_positive)``, that is
+
+    .. math::
+
+        \log \frac{e^{\ell_{a, p(a)}}}{\sum_{c \in \mathcal{D}(a)} e^{\ell_{a, c}}},
+        \qquad \ell_{a, c} = \frac{u_a \cdot v_c}{\tau},
+
+    computed in blocks of ``chunk_size`` anchors by ``chunk_size`` candidates with an online
+    log-sum-exp: each anchor keeps a running maximum :math:`m` and a running sum
+    :math:`s = \sum_c e^{\ell_{a,c} - m}`; a block that raises the maximum to :math:`m'`
+    rescales the sum by :math:`e^{m - m'}` (the streaming softmax of Milakov & Gimelshein,
+    2018, used by memory-efficient attention). The positive's logit is read from the block
+    that holds it and excluded candidates are set to :math:`-\infty` in their block, both by
+    index, so the full ``(n, c)`` matrix never exists: extra memory is ``chunk_size**2``
+    floats plus a few arrays of length ``n``.
+
+    Parameters
+    ----------
+    anchors : array_like, shape (n, D)
+        One row per anchor, :math:`u_a`. Any real dtype, computed in float64.
+    candidates : array_like, shape (c, D)
+        One row per candidate, :math:`v_c`.
+    positives : array_like of int, shape (n,), optional
+        Index of each anchor's positive among the candidates; default ``a`` (the diagonal,
+        needs ``c >= n``).
+    temperature : float, default 1.0
+        :math:`\tau > 0`; the logits are divided by it.
+    exclude : array_like of int, shape (n,), optional
+        One candidate per anchor removed from the denominator by index (the self-pair of
+        NT-Xent). Must differ from the positive.
+    include_positive : bool, default True
+        Whether the positive is in its own denominator (``False``: the leave-one-out form
+        of Poole et al., 2019, eq. 13).
+    chunk_size : int, default 1024
+        Block edge. Any value >= 1; it need not divide ``n`` or ``c``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Float64 log-probabilities, equal to the dense computation up to rounding.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If an array is not 2-D, is empty or not finite, the two dimensions ``D`` differ,
+        an index array is malformed (as in :func:`contrastive_log_probs`), ``temperature``
+        is not a finite positive number, ``chunk_size`` is not an integer >= 1, or the
+        logits overflow float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> U, V = rng.normal(size=(2, 5, 3))
+    >>> dense = contrastive_log_probs(U @ V.T / 0.5)
+    >>> chunked = contrastive_log_probs_streaming(U, V, temperature=0.5, chunk_size=2)
+    >>> bool(np.allclose(dense, chunked, rtol=1e-13, atol=0))
+    True
+    """
+    A = as_real_array(anchors, "anchors", ndim=2)
+    B = as_real_array(candidates, "candidates", ndim=2)
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(
+            f"anchors and candidates must have the same dimension D (columns); got shapes "
+            f"{A.shape} and {B.shape}"
+        )
+    tau = as_positive_scalar(temperature, "temperature")
+    chunk = as_int(chunk_size, "chunk_size", minimum=1)
+    n, c = A.shape[0], B.shape[0]
+    pos = None
+    if positives is None:
+        if c < n:
+            raise ValueError(
+                f"positives=None puts anchor i's positive at candidate i, which needs at "
+                f"least as many candidates as anchors; got {n} anchors and {c} candidates"
+            )
+    else:
+        pos = _check_index(positives, "positives", n, c)
+    exc = None
+    if exclude is not None:
+        exc = _check_index(exclude, "exclude", n, c)
+        if np.any(exc == (np.arange(n) if pos is None else pos)):
+            raise ValueError("exclude must not remove an anchor's own positive")
+    include_positive = bool(include_positive)
+    n_removed = (exc is not None) + (not include_positive)
+    if c - n_removed < 1:
+        raise ValueError(
+            f"every anchor needs at least one candidate in its denominator; {c} candidates "
+            f"minus {n_removed} removed leaves none"
+        )
+    return _streaming_positive_log_probs(
+        A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
+    )

@@ -2,16 +2,142 @@ r"""InfoNCE and its named variants, each a thin wrapper around :mod:`infonce_lib
 
 Each docstring states its denominator exactly: whether the positive is in it, whether
 self-pairs are excluded, and whether a symmetric loss averages or sums its two directions.
+
+=======================  ===============  ==================  =========  ====================
+function                 similarity       positive in denom.  self-pair  reduction
+=======================  ===============  ==================  =========  ====================
+:func:`info_nce_loss`    dot product / τ  yes                 none       mean over rows of Z1
+:func:`nt_xent_loss`     cosine / τ       yes                 excluded   mean over 2N views
+:func:`clip_loss`        cosine × scale   yes                 none       mean of 2 directions
+:func:`moco_loss`        dot product / τ  yes (column 0)      none       mean over queries
+:func:`binary_nce_loss`  any scores       no softmax          n/a        mean over rows
+=======================  ===============  ==================  =========  ====================
+
+The self-pair of NT-Xent (a view against itself) is removed by index, never with a
+large negative constant.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy.special import log_expit
 
-from ._validation import as_positive_scalar, as_real_array, check_same_shape, finite_or_raise
-from .core import _mean_loss, _positive_log_probs
+from ._validation import (
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    check_same_shape,
+    finite_or_raise,
+)
+from .core import (
+    _diagonal_log_probs_columns_inplace,
+    _mean_loss,
+    _positive_log_probs,
+    _streaming_gradient_products,
+    _streaming_logsumexp,
+    _streaming_positive_log_probs,
+)
 
-__all__ = ["info_nce_loss"]
+__all__ = [
+    "MoCoQueue",
+    "binary_nce_loss",
+    "clip_loss",
+    "info_nce_loss",
+    "info_nce_loss_and_grad",
+    "moco_loss",
+    "nt_xent_loss",
+]
+
+_SAFE = 1e300  # logits bounded by this cannot overflow float64 (max 1.8e308)
+
+
+# ---------------------------------------------------------------- private helpers
+
+
+def _matrix_and_sumsq(value, name: str) -> tuple[np.ndarray, float]:
+    """``value`` as a finite float64 2-D array, and the sum of its squares.
+
+    The sum of squares is computed with one BLAS dot product; it is finite exactly when
+    every entry is finite (barring entries above 1e154, which fall back to the full check),
+    so a float64 array that passes costs one fast pass instead of the ``isfinite`` pass of
+    :func:`~infonce_lib._validation.as_real_array`. It also bounds every logit through
+    Cauchy-Schwarz: ``|z1_i . z2_j| <= sqrt(sumsq1 * sumsq2)``.
+    """
+    if (
+        isinstance(value, np.ndarray)
+        and value.dtype == np.float64
+        and value.ndim == 2
+        and value.size
+        and (value.flags.c_contiguous or value.flags.f_contiguous)
+    ):
+        flat = value.ravel(order="K")  # a view, in memory order
+        with np.errstate(over="ignore", invalid="ignore"):
+            ss = float(flat @ flat)
+        if math.isfinite(ss):
+            return value, ss
+    arr = as_real_array(value, name, ndim=2)
+    flat = arr.ravel(order="K")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return arr, float(flat @ flat)
+
+
+def _scaled_dot_logits(
+    A: np.ndarray, B: np.ndarray, factor: float, bound: float, what: str
+) -> np.ndarray:
+    """``A @ B.T * factor`` as a new array; raise if it may have overflowed and did.
+
+    ``bound`` is an upper bound on ``|A @ B.T|``; the full finiteness check runs only
+    when ``bound * max(1, factor)`` could exceed float64.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = A @ B.T
+        logits *= factor
+    if not bound * max(1.0, factor) < _SAFE:
+        finite_or_raise(logits, what)
+    return logits
+
+
+def _inverse(temperature: float) -> float:
+    inv = 1.0 / temperature
+    if not math.isfinite(inv):
+        raise ValueError(
+            f"temperature must be at least about 5.6e-309 (1 / temperature overflows float64); "
+            f"got {temperature}"
+        )
+    return inv
+
+
+def _unit_rows_into(out: np.ndarray, X: np.ndarray, name: str) -> None:
+    """Write the rows of ``X`` scaled to unit Euclidean norm into ``out``.
+
+    Each row is first divided by its largest absolute entry, so neither tiny (1e-300) nor
+    huge (1e300) rows underflow or overflow when squared. A zero row raises: the cosine
+    similarity of a zero vector is undefined.
+    """
+    scale = np.maximum(X.max(axis=1), -X.min(axis=1))  # max |x| per row, no temporary
+    zero = np.flatnonzero(scale == 0)
+    if zero.size:
+        raise ValueError(
+            f"{name} has {zero.size} zero-norm row(s) (first: row {int(zero[0])}); the cosine "
+            "similarity of a zero vector is undefined"
+        )
+    np.divide(X, scale[:, None], out=out)
+    out /= np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
+
+
+def _unit_rows(X: np.ndarray, name: str) -> np.ndarray:
+    out = np.empty_like(X)
+    _unit_rows_into(out, X, name)
+    return out
+
+
+def _chunk_or_none(chunk_size) -> int | None:
+    return None if chunk_size is None else as_int(chunk_size, "chunk_size", minimum=1)
+
+
+# ---------------------------------------------------------------- InfoNCE
 
 
 def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
@@ -50,6 +176,10 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
         If ``Z1`` or ``Z2`` is not 2-D, empty, ragged, not finite, or their shapes differ;
         if ``temperature`` is not finite and positive; if the logits overflow float64.
 
+    See Also
+    --------
+    info_nce_loss_and_grad : the same loss with its exact gradient, optionally chunked.
+
     Examples
     --------
     The worked example of chapter 2: every anchor's positive has similarity 0.9 and its
@@ -64,12 +194,526 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     >>> round(info_nce_loss([[1.0, 2.0]], [[3.0, 4.0]]), 6)  # N = 1: nothing to contrast
     0.0
     """
-    A = as_real_array(Z1, "Z1", ndim=2)
-    B = as_real_array(Z2, "Z2", ndim=2)
+    A, ssa = _matrix_and_sumsq(Z1, "Z1")
+    B, ssb = _matrix_and_sumsq(Z2, "Z2")
     check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
+    # The logits are formed transposed, candidates x anchors (faster reductions, see core).
+    logits_t = _scaled_dot_logits(
+        B, A, _inverse(tau), math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
+    )
+    log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+    return _mean_loss(log_probs)
+
+
+def info_nce_loss_and_grad(
+    Z1, Z2, temperature: float = 0.1, *, chunk_size: int | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
+    r"""InfoNCE loss (as :func:`info_nce_loss`) and its exact gradient in both inputs.
+
+    With :math:`\ell_{ij} = z^{(1)}_i \cdot z^{(2)}_j / \tau` and
+    :math:`p_{ij} = e^{\ell_{ij}} / \sum_k e^{\ell_{ik}}` (softmax over the candidates of
+    anchor :math:`i`, positive included), the mean loss
+    :math:`\mathcal{L} = -\frac1N \sum_i \log p_{ii}` has
+
+    .. math::
+
+        \frac{\partial \mathcal{L}}{\partial z^{(1)}_i}
+        = -\frac{1}{N\tau} \Big( z^{(2)}_i - \sum_{k} p_{ik}\, z^{(2)}_k \Big),
+        \qquad
+        \frac{\partial \mathcal{L}}{\partial z^{(2)}_j}
+        = -\frac{1}{N\tau} \Big( z^{(1)}_j - \sum_{i} p_{ij}\, z^{(1)}_i \Big).
+
+    The first is the anchor gradient of chapter 2, :math:`-(1/\tau)(z^+ - \sum_k p_k z_k)`,
+    divided by :math:`N` because the loss is a mean over anchors: each anchor is pulled
+    towards its positive and pushed away from the softmax-weighted average of all
+    candidates, so the candidates with the largest :math:`p_{ik}` (the hard negatives) push
+    hardest. The second collects, for candidate :math:`j`, the pull from its own anchor and
+    the pushes from every anchor that gave it weight. In matrix form
+    :math:`\nabla_{Z_1} = (P - I) Z_2 / (N\tau)` and
+    :math:`\nabla_{Z_2} = (P - I)^\top Z_1 / (N\tau)`.
+
+    Parameters
+    ----------
+    Z1, Z2 : array_like, shape (N, D)
+        Anchors and candidates, as in :func:`info_nce_loss`. Not modified.
+    temperature : float, default 0.1
+        :math:`\tau > 0`.
+    chunk_size : int, optional
+        ``None`` (default): form the ``(N, N)`` matrix of logits. An integer: never form it;
+        stream over blocks of ``chunk_size x chunk_size`` logits twice, first for each
+        anchor's log-sum-exp (online), then for the two products :math:`P Z_2` and
+        :math:`P^\top Z_1`; extra memory ``chunk_size**2`` floats plus ``O(N D)``.
+
+    Returns
+    -------
+    loss : float
+        Equal to ``info_nce_loss(Z1, Z2, temperature)`` (to rounding with ``chunk_size``).
+    dZ1, dZ2 : numpy.ndarray, shape (N, D)
+        Float64 gradients of the loss with respect to ``Z1`` and ``Z2``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`info_nce_loss`; also if ``chunk_size`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Z1, Z2 = rng.normal(size=(2, 4, 3))
+    >>> loss, dZ1, dZ2 = info_nce_loss_and_grad(Z1, Z2, temperature=0.5)
+    >>> loss == info_nce_loss(Z1, Z2, temperature=0.5)
+    True
+    >>> h = 1e-6; E = np.zeros_like(Z1); E[1, 2] = h   # one central difference
+    >>> fd = (info_nce_loss(Z1 + E, Z2, 0.5) - info_nce_loss(Z1 - E, Z2, 0.5)) / (2 * h)
+    >>> bool(abs(fd - dZ1[1, 2]) < 1e-8)
+    True
+    """
+    A, ssa = _matrix_and_sumsq(Z1, "Z1")
+    B, ssb = _matrix_and_sumsq(Z2, "Z2")
+    check_same_shape(A, "Z1", B, "Z2")
+    tau = as_positive_scalar(temperature, "temperature")
+    chunk = _chunk_or_none(chunk_size)
+    n = A.shape[0]
+    inv = _inverse(tau)
+    if chunk is None:
+        logits_t = _scaled_dot_logits(
+            B, A, inv, math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
+        )
+        log_probs, sums = _diagonal_log_probs_columns_inplace(logits_t, floor=False)
+        # Gt[j, i] = dL_i / dl_ij = p_ij - [i == j]: the softmax of anchor i over the
+        # candidates j, minus 1 at the positive. p_ii - 1 is formed as minus the sum of
+        # the other weights (by index), never as p_ii - 1, which cancels when p_ii ~ 1.
+        Gt = logits_t  # holds exp(l_ij - max_j l_ij)
+        diag = np.arange(n)
+        Gt[diag, diag] = 0.0
+        others = Gt.sum(axis=0)
+        Gt /= sums
+        Gt[diag, diag] = -others / sums
+        GB = Gt.T @ B
+        GtA = Gt @ A
+    else:
+        diag = np.arange(n)
+        m, s, pos, r = _streaming_logsumexp(
+            A, B, tau, positives=diag, chunk_size=chunk, off_positive=True
+        )
+        log_probs = (pos - m) - np.log(s)
+        GB, GtA = _streaming_gradient_products(
+            A, B, tau, m + np.log(s), diag, -r / s, chunk_size=chunk
+        )
+    GB *= inv / n
+    GtA *= inv / n
+    return _mean_loss(log_probs), GB, GtA
+
+
+# ---------------------------------------------------------------- NT-Xent (SimCLR)
+
+
+def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = None) -> float:
+    r"""NT-Xent, the normalised temperature-scaled cross-entropy of SimCLR.
+
+    Stack the two views, :math:`z = (z^{(1)}_1, \dots, z^{(1)}_N, z^{(2)}_1, \dots,
+    z^{(2)}_N)`, so view :math:`a` has its positive at :math:`a + N \bmod 2N`. With the
+    cosine similarity :math:`s_{ab} = z_a \cdot z_b / (\lVert z_a \rVert \lVert z_b
+    \rVert)`,
+
+    .. math::
+
+        \mathcal{L} = -\frac{1}{2N} \sum_{a=1}^{2N}
+        \log \frac{e^{s_{a, p(a)} / \tau}}{\sum_{b \neq a} e^{s_{ab} / \tau}}
+
+    (Chen, Kornblith, Norouzi & Hinton, 2020, eq. 1 and Algorithm 1). **Denominator**: the
+    :math:`2N - 1` other views, i.e. the positive and the :math:`2(N-1)` negatives; the
+    self-similarity :math:`s_{aa} = 1` is excluded by index (set to :math:`-\infty`, never
+    to a large negative constant). **Mean** over all :math:`2N` anchors, both views in
+    turn (SimCLR's :math:`\frac{1}{2N} \sum_k [\ell(2k-1, 2k) + \ell(2k, 2k-1)]`).
+
+    Parameters
+    ----------
+    z1, z2 : array_like, shape (N, D)
+        The two augmented views; row ``i`` of each comes from the same example. Any real
+        dtype, computed in float64; rows need not be normalised (they are, internally),
+        but none may be zero. Not modified.
+    temperature : float, default 0.5
+        :math:`\tau > 0`.
+    chunk_size : int, optional
+        ``None`` (default): form the ``(2N, 2N)`` matrix of logits and apply the general
+        core (:func:`~infonce_lib.core.contrastive_log_probs`). An integer: never form it;
+        stream over blocks of ``chunk_size`` x ``chunk_size`` logits with an online
+        log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`), so the extra
+        memory is ``chunk_size**2`` floats plus the ``(2N, D)`` normalised views. The two
+        paths agree to rounding (about 1e-15 relative). 1024 is a good value: in
+        ``benchmarks/bench_losses.py`` it took 0.84x the dense time at N = 1024 to 4096.
+
+    Returns
+    -------
+    float
+        The loss in nats, ``>= 0``; ``0.0`` for N = 1 (each view's only candidate is its
+        positive); ``log(2N - 1)`` when all similarities are equal.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``z1`` or ``z2`` is not a 2-D, non-empty, finite real array, the shapes differ,
+        a row has zero norm, ``temperature`` is not finite and positive, or ``chunk_size``
+        is not an integer >= 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z1 = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> round(nt_xent_loss(z1, 3 * z1, temperature=1.0), 6)   # views equal up to scale
+    0.551445
+    >>> round(float(np.log(1 + 2 * np.exp(-1))), 6)            # by hand: s = 1, 0, 0
+    0.551445
+    >>> round(nt_xent_loss(z1, 3 * z1, temperature=1.0, chunk_size=1), 6)
+    0.551445
+    """
+    A = as_real_array(z1, "z1", ndim=2)
+    B = as_real_array(z2, "z2", ndim=2)
+    check_same_shape(A, "z1", B, "z2")
+    tau = as_positive_scalar(temperature, "temperature")
+    chunk = _chunk_or_none(chunk_size)
+    n = A.shape[0]
+    Z = np.empty((2 * n, A.shape[1]))
+    _unit_rows_into(Z[:n], A, "z1")
+    _unit_rows_into(Z[n:], B, "z2")
+    del A, B
+    views = np.arange(2 * n)
+    positives = (views + n) % (2 * n)
+    inv = _inverse(tau)
+    if chunk is None:
+        logits = _scaled_dot_logits(Z, Z, inv, 1.0, "the logits (cosine / temperature)")
+        log_probs = _positive_log_probs(logits, positives, views, overwrite=True)
+    else:
+        log_probs = _streaming_positive_log_probs(Z, Z, tau, positives, views, chunk_size=chunk)
+    return _mean_loss(log_probs)
+
+
+# ---------------------------------------------------------------- CLIP
+
+
+def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) -> float:
+    r"""The symmetric contrastive loss of CLIP: cosine logits times a scale, both ways.
+
+    With unit vectors :math:`u_i = x_i / \lVert x_i \rVert` (images) and
+    :math:`v_j = t_j / \lVert t_j \rVert` (texts) and :math:`\ell_{ij} = s\, u_i \cdot v_j`,
+
+    .. math::
+
+        \mathcal{L} = \frac12 \Big(
+        -\frac1N \sum_i \log \frac{e^{\ell_{ii}}}{\sum_j e^{\ell_{ij}}}
+        -\frac1N \sum_j \log \frac{e^{\ell_{jj}}}{\sum_i e^{\ell_{ij}}} \Big)
+
+    (Radford et al., 2021, Figure 3; the same as open_clip's ``ClipLoss``).
+    **Denominators**: image :math:`i` against all :math:`N` texts, and text :math:`j`
+    against all :math:`N` images, the positive included in each; no self-pairs exist.
+    **Mean** of the two directions (not their sum). The scale *multiplies*:
+    :math:`s = e^t = 1/\tau`, initialised in CLIP at :math:`1/0.07` and clipped at 100.
+
+    Parameters
+    ----------
+    image_embeddings, text_embeddings : array_like, shape (N, D)
+        Row ``i`` of each is a matching pair. Normalised internally; no row may be zero.
+        Not modified.
+    logit_scale : float, default 1/0.07
+        :math:`s > 0`, the exponentiated learnable temperature of CLIP (pass ``exp(t)``,
+        not ``t``).
+
+    Returns
+    -------
+    float
+        The loss in nats, ``>= 0``; ``log N`` when all logits are equal.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an embedding array is not a 2-D, non-empty, finite real array, the shapes
+        differ, a row has zero norm, or ``logit_scale`` is not finite and positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> I = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> round(clip_loss(I, I, logit_scale=1.0), 6)             # both ways log(1 + e^-1)
+    0.313262
+    >>> round(float(np.log(1 + np.exp(-1))), 6)
+    0.313262
+    """
+    A = as_real_array(image_embeddings, "image_embeddings", ndim=2)
+    B = as_real_array(text_embeddings, "text_embeddings", ndim=2)
+    check_same_shape(A, "image_embeddings", B, "text_embeddings")
+    scale = as_positive_scalar(logit_scale, "logit_scale")
+    U = _unit_rows(A, "image_embeddings")
+    V = _unit_rows(B, "text_embeddings")
+    logits = _scaled_dot_logits(U, V, scale, 1.0, "the logits logit_scale * cosine")
+    image_to_text = _mean_loss(_positive_log_probs(logits))
+    text_to_image = _mean_loss(_positive_log_probs(logits.T, overwrite=True))
+    return (image_to_text + text_to_image) / 2
+
+
+# ---------------------------------------------------------------- MoCo
+
+
+def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
+    r"""MoCo's InfoNCE: each query against its own key and a queue of negative keys.
+
+    With queries :math:`q_i`, keys :math:`k_i` (the positives) and queued keys
+    :math:`k^-_1, \dots, k^-_K`, the logits of query :math:`i` are the row
+    :math:`(q_i \cdot k_i,\; q_i \cdot k^-_1, \dots, q_i \cdot k^-_K) / \tau` of an
+    ``(N, 1 + K)`` matrix with the positive in **column 0**, and
+
+    .. math::
+
+        \mathcal{L} = -\frac1N \sum_{i=1}^{N}
+        \log \frac{e^{q_i \cdot k_i / \tau}}
+        {e^{q_i \cdot k_i / \tau} + \sum_{m=1}^{K} e^{q_i \cdot k^-_m / \tau}}
+
+    (He, Fan, Wu, Xie & Girshick, 2020, eq. 1 and Algorithm 1). **Denominator**: the
+    positive key and the :math:`K` queued keys; the other queries' keys of the same batch
+    are not negatives. One direction (queries are the anchors); mean over queries.
+    Dot products are taken as given: MoCo's encoders L2-normalise ``q`` and ``k`` (and so
+    every queued key), so pass normalised vectors to reproduce the paper.
+
+    Parameters
+    ----------
+    q, k : array_like, shape (N, D)
+        Queries and their positive keys.
+    queue : array_like, shape (K, D)
+        Negative keys, **one per row** (MoCo's code stores the transpose, a ``(D, K)``
+        buffer; pass ``queue.T`` for that layout). ``K = 0`` (shape ``(0, D)``) is allowed
+        and gives a loss of 0.
+    temperature : float, default 0.07
+        :math:`\tau > 0` (MoCo's default).
+
+    Returns
+    -------
+    float
+        The loss in nats, ``>= 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``q`` or ``k`` is not a 2-D, non-empty, finite real array or their shapes
+        differ, if ``queue`` is not 2-D and finite or its rows are not of dimension D,
+        if ``temperature`` is not finite and positive, or if the logits overflow.
+
+    See Also
+    --------
+    MoCoQueue : the first-in, first-out queue that supplies ``queue``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([[1.0, 0.0]]); k = np.array([[1.0, 0.0]])
+    >>> queue = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    >>> round(moco_loss(q, k, queue, temperature=1.0), 6)      # logits (1 | 0, -1)
+    0.407606
+    >>> round(float(np.log(1 + np.exp(-1) + np.exp(-2))), 6)   # by hand
+    0.407606
+    """
+    Q = as_real_array(q, "q", ndim=2)
+    Kp = as_real_array(k, "k", ndim=2)
+    check_same_shape(Q, "q", Kp, "k")
+    queue_arr = _as_queue(queue, Q.shape[1])
+    tau = as_positive_scalar(temperature, "temperature")
+    n, n_neg = Q.shape[0], queue_arr.shape[0]
+    logits = np.empty((n, 1 + n_neg))
     with np.errstate(over="ignore", invalid="ignore"):
-        logits = A @ B.T
+        logits[:, 0] = np.einsum("ij,ij->i", Q, Kp)
+        np.matmul(Q, queue_arr.T, out=logits[:, 1:])
         logits /= tau
-    finite_or_raise(logits, "the logits Z1 @ Z2.T / temperature")
-    return _mean_loss(_positive_log_probs(logits, overwrite=True))
+    finite_or_raise(logits, "the logits (q . k, q @ queue.T) / temperature")
+    positives = np.zeros(n, dtype=np.intp)
+    return _mean_loss(_positive_log_probs(logits, positives, overwrite=True))
+
+
+def _as_queue(queue, dim: int) -> np.ndarray:
+    arr = as_real_array(queue, "queue", ndim=2, allow_empty=True)
+    if arr.shape[1] != dim:
+        hint = (
+            " (it looks like MoCo's (D, K) layout: pass queue.T)"
+            if arr.shape[0] == dim and arr.shape[1] > 0
+            else ""
+        )
+        raise ValueError(
+            f"queue must hold one key of dimension D = {dim} per row, shape (K, {dim}); "
+            f"got shape {arr.shape}{hint}"
+        )
+    return arr
+
+
+class MoCoQueue:
+    r"""The first-in, first-out dictionary of negative keys of MoCo (He et al., 2020).
+
+    MoCo keeps the keys of recent batches as negatives: after each step the batch's keys
+    are **enqueued** and the oldest keys **dequeued** (He et al., 2020, Sec. 3.2 and
+    Algorithm 1). The order matters: the loss of a step uses the queue *before* that
+    step's keys are added, so no key is ever its own query's negative
+    (:meth:`loss_and_enqueue` does both in that order).
+
+    The storage is a ring buffer of ``capacity`` rows with a write pointer, as in MoCo's
+    code, but without its ``assert K % batch_size == 0``: a batch that runs past the end
+    wraps around to the start, and a batch larger than the capacity leaves only its last
+    ``capacity`` keys. :attr:`keys` lists the stored keys one per row, ``(len, dim)``,
+    in buffer order (the loss does not depend on the order of the negatives).
+
+    Parameters
+    ----------
+    capacity : int
+        :math:`K`, the number of keys the queue holds when full (MoCo: 65,536).
+    dim : int
+        :math:`D`, the dimension of each key (MoCo: 128).
+    initial : array_like, shape (capacity, dim), optional
+        Keys to start from, e.g. random unit vectors as in MoCo's code; default: an empty
+        queue that fills up over the first steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``capacity`` or ``dim`` is not an integer >= 1, or ``initial`` (or a batch of
+        keys) is not a finite real array with rows of dimension ``dim``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Q = MoCoQueue(capacity=3, dim=1)
+    >>> Q.enqueue([[1.0], [2.0]]); Q.enqueue([[3.0], [4.0]])  # 4 overwrites 1, the oldest
+    >>> Q.keys.ravel().tolist(), len(Q)
+    ([4.0, 2.0, 3.0], 3)
+    """
+
+    def __init__(self, capacity: int, dim: int, *, initial=None) -> None:
+        self._capacity = as_int(capacity, "capacity", minimum=1)
+        self._dim = as_int(dim, "dim", minimum=1)
+        self._buffer = np.zeros((self._capacity, self._dim))
+        self._ptr = 0
+        self._size = 0
+        if initial is not None:
+            arr = as_real_array(initial, "initial", ndim=2)
+            if arr.shape != (self._capacity, self._dim):
+                raise ValueError(
+                    f"initial must have shape (capacity, dim) = ({self._capacity}, {self._dim}); "
+                    f"got {arr.shape}"
+                )
+            self._buffer[:] = arr
+            self._size = self._capacity
+
+    @property
+    def capacity(self) -> int:
+        """The number of keys the queue holds when full."""
+        return self._capacity
+
+    @property
+    def dim(self) -> int:
+        """The dimension of each key."""
+        return self._dim
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def keys(self) -> np.ndarray:
+        """A copy of the stored keys, shape ``(len(self), dim)``, in buffer order."""
+        return self._buffer[: self._size].copy()
+
+    def enqueue(self, keys) -> None:
+        """Add a batch of keys (shape ``(m, dim)``, any ``m >= 1``), dropping the oldest.
+
+        Key ``j`` of the batch goes to slot ``(pointer + j) mod capacity``; the pointer
+        then advances by ``m`` (mod capacity).
+        """
+        arr = as_real_array(keys, "keys", ndim=2)
+        if arr.shape[1] != self._dim:
+            raise ValueError(
+                f"keys must have dimension dim = {self._dim} per row; got shape {arr.shape}"
+            )
+        m = arr.shape[0]
+        cap = self._capacity
+        if m > cap:  # only the last `cap` keys survive; they start where key m - cap lands
+            start = (self._ptr + m - cap) % cap
+            arr = arr[m - cap :]
+        else:
+            start = self._ptr
+        self._buffer[(start + np.arange(arr.shape[0])) % cap] = arr
+        self._ptr = (self._ptr + m) % cap
+        self._size = min(self._size + m, cap)
+
+    def loss_and_enqueue(self, q, k, temperature: float = 0.07) -> float:
+        """:func:`moco_loss` of ``q`` and ``k`` against the current queue, then enqueue ``k``."""
+        loss = moco_loss(q, k, self._buffer[: self._size], temperature)
+        self.enqueue(k)
+        return loss
+
+    def __repr__(self) -> str:
+        return f"MoCoQueue(capacity={self._capacity}, dim={self._dim}, len={self._size})"
+
+
+# ---------------------------------------------------------------- binary NCE
+
+
+def binary_nce_loss(logits, *, noise_ratio: float | None = None) -> float:
+    r"""Binary NCE on a matrix of scores: every pairing judged alone, data or noise.
+
+    Row :math:`i` of the ``(N, C)`` matrix scores one data pair :math:`F_{ii}` (its
+    positive, on the diagonal) and :math:`C - 1` noise pairs :math:`F_{ij}, j \neq i`.
+    Noise-contrastive estimation classifies each of them on its own with the posterior
+    :math:`h = \sigma(F - \log \nu)` (Gutmann & Hyvärinen, 2012; :math:`\nu` noise samples
+    per data sample), and the loss is minus the NCE objective per data sample:
+
+    .. math::
+
+        \mathcal{L}_{\mathrm{NCE}} = -\frac1N \sum_{i=1}^{N} \Big[
+        \log \sigma(F_{ii} - \log\nu) + \sum_{j \neq i} \log\big(1 - \sigma(F_{ij} -
+        \log\nu)\big) \Big].
+
+    This is the binary decision that Wu et al. (2018) used for instance discrimination,
+    against the :math:`C`-way softmax of InfoNCE on the same scores. There is **no
+    denominator** shared across candidates: adding a constant :math:`c_i` to row
+    :math:`i` leaves InfoNCE unchanged but changes this loss, which is why NCE must learn
+    the normaliser and InfoNCE need not.
+
+    Parameters
+    ----------
+    logits : array_like, shape (N, C)
+        Scores :math:`F` (the log density ratio model :math:`G` of NCE), ``C >= N``,
+        positives on the diagonal.
+    noise_ratio : float, optional
+        :math:`\nu > 0`; default ``C - 1`` (the number of noise pairs per data pair), or 1
+        when ``C = 1``.
+
+    Returns
+    -------
+    float
+        The loss in nats, ``>= 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``logits`` is not a 2-D, non-empty, finite real array with ``C >= N``, or
+        ``noise_ratio`` is not finite and positive.
+
+    Examples
+    --------
+    >>> round(binary_nce_loss([[0.0, 0.0], [0.0, 0.0]]), 6)  # 2 log 2: each pair at chance
+    1.386294
+    """
+    F = as_real_array(logits, "logits", ndim=2)
+    n, c = F.shape
+    if c < n:
+        raise ValueError(
+            f"logits needs at least as many candidates (columns) as rows, the positives on "
+            f"the diagonal; got shape {F.shape}"
+        )
+    nu = (
+        float(max(c - 1, 1))
+        if noise_ratio is None
+        else as_positive_scalar(noise_ratio, "noise_ratio")
+    )
+    G = F - math.log(nu)
+    rows = np.arange(n)
+    data = log_expit(G[rows, rows])
+    noise_terms = log_expit(-G)
+    noise_terms[rows, rows] = 0.0  # the positive is not a noise sample (removed by index)
+    return float(0.0 - np.mean(data + noise_terms.sum(axis=1)))

@@ -291,3 +291,662 @@ def test_core_symmetric_loss_is_mean_of_directions(rng):
     rows = contrastive_loss_from_logits(L, anchors="rows")
     cols = contrastive_loss_from_logits(L, anchors="columns")
     assert both == pytest.approx((rows + cols) / 2, rel=1e-14)
+
+
+# ================================================================ chapter 2: the family
+
+from infonce_lib import (  # noqa: E402
+    DEFAULT_CHUNK_SIZE,
+    MoCoQueue,
+    binary_nce_loss,
+    clip_loss,
+    contrastive_log_probs_streaming,
+    info_nce_loss_and_grad,
+    moco_loss,
+    nt_xent_loss,
+)
+from tests.reference_losses import (  # noqa: E402
+    binary_nce_reference,
+    clip_reference,
+    moco_reference,
+    nt_xent_reference,
+)
+
+
+def _unit(X):
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def _nt_xent_general_form(z1, z2, tau):
+    """NT-Xent through the public general core: the 2N x 2N cosine logits."""
+    Z = _unit(np.vstack([z1, z2]))
+    n = len(z1)
+    m = 2 * n
+    return contrastive_loss_from_logits(Z @ Z.T / tau, (np.arange(m) + n) % m, exclude=np.arange(m))
+
+
+# ---------------------------------------------------------------- NT-Xent
+
+
+@pytest.mark.parametrize("tau", [0.05, 0.5, 2.0])
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_nt_xent_matches_loop_reference(rng, n, tau):
+    z1, z2 = rng.normal(size=(2, n, 4))
+    expected = nt_xent_reference(z1.tolist(), z2.tolist(), tau)
+    assert nt_xent_loss(z1, z2, tau) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert nt_xent_loss(z1, z2, tau, chunk_size=3) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_nt_xent_equals_the_general_form(rng):
+    z1, z2 = rng.normal(size=(2, 7, 3))
+    assert nt_xent_loss(z1, z2, 0.3) == pytest.approx(_nt_xent_general_form(z1, z2, 0.3), rel=1e-13)
+
+
+def test_nt_xent_by_hand_and_default_temperature():
+    z1 = np.array([[1.0, 0.0], [0.0, 1.0]])
+    # every view: positive s = 1, other two views s = 0 (orthogonal) -> log(1 + 2 e^{-1/tau})
+    assert nt_xent_loss(z1, z1, 1.0) == pytest.approx(math.log(1 + 2 * math.exp(-1.0)), rel=1e-14)
+    assert nt_xent_loss(z1, z1) == pytest.approx(math.log(1 + 2 * math.exp(-2.0)), rel=1e-14)
+
+
+def test_nt_xent_n_equals_one_is_zero_and_equal_similarities_give_log_2n_minus_1():
+    assert nt_xent_loss([[1.0, 2.0]], [[-3.0, 0.5]], 0.1) == 0.0
+    z = np.ones((4, 3))
+    assert nt_xent_loss(z, 2 * z, 0.1) == pytest.approx(math.log(7), rel=1e-14)
+
+
+def test_nt_xent_invariances(rng):
+    z1, z2 = rng.normal(size=(2, 6, 5))
+    base = nt_xent_loss(z1, z2, 0.2)
+    scales = rng.uniform(0.1, 10, size=(6, 1))
+    assert nt_xent_loss(3.7 * z1, 0.01 * z2, 0.2) == pytest.approx(base, rel=1e-13)
+    assert nt_xent_loss(scales * z1, z2[:, :] * scales[::-1], 0.2) == pytest.approx(base, rel=1e-13)
+    assert nt_xent_loss(z2, z1, 0.2) == pytest.approx(base, rel=1e-13)  # swap the views
+    perm = rng.permutation(6)
+    assert nt_xent_loss(z1[perm], z2[perm], 0.2) == pytest.approx(base, rel=1e-13)
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))  # a rotation of the embedding space
+    assert nt_xent_loss(z1 @ Q, z2 @ Q, 0.2) == pytest.approx(base, rel=1e-12)
+
+
+def test_nt_xent_self_similarity_is_excluded_not_subtracted():
+    # At tiny tau the self-similarity 1/tau dominates everything; excluding it by index
+    # keeps full precision where subtracting it from a sum would cancel catastrophically.
+    z1 = np.array([[1.0, 0.0], [0.0, 1.0]])
+    z2 = np.array([[1.0, 0.1], [0.1, 1.0]])
+    tau = 1e-3
+    expected = nt_xent_reference(z1.tolist(), z2.tolist(), tau)
+    got = nt_xent_loss(z1, z2, tau)
+    assert math.isfinite(got)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-150, 1e150, 1e300])
+def test_nt_xent_tiny_and_huge_vectors_are_normalised_without_overflow(rng, scale):
+    z1, z2 = rng.normal(size=(2, 4, 3))
+    assert nt_xent_loss(z1 * scale, z2 * scale, 0.5) == pytest.approx(
+        nt_xent_loss(z1, z2, 0.5), rel=1e-13
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_nt_xent_any_real_dtype(dtype):
+    rng = np.random.default_rng(1)
+    z1 = rng.integers(1, 5, size=(3, 4)).astype(dtype)
+    z2 = rng.integers(1, 5, size=(3, 4)).astype(dtype)
+    assert nt_xent_loss(z1, z2, 0.5) == nt_xent_loss(z1.astype(float), z2.astype(float), 0.5)
+
+
+# ---------------------------------------------------------------- chunked NT-Xent
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 11, 22, 23, 64, DEFAULT_CHUNK_SIZE])
+@pytest.mark.parametrize("tau", [0.01, 0.5, 5.0])
+def test_nt_xent_chunked_equals_dense(rng, chunk, tau):
+    z1, z2 = rng.normal(size=(2, 11, 6))  # 2N = 22: most chunk sizes do not divide it
+    dense = nt_xent_loss(z1, z2, tau)
+    assert nt_xent_loss(z1, z2, tau, chunk_size=chunk) == pytest.approx(dense, rel=1e-12)
+
+
+def test_nt_xent_chunked_equals_dense_when_the_loss_is_small(rng):
+    z1 = rng.normal(size=(50, 32))
+    z2 = z1 + 1e-3 * rng.normal(size=(50, 32))
+    dense = nt_xent_loss(z1, z2, 0.02)
+    assert dense < 1e-6
+    for chunk in (7, 16, 100):
+        assert nt_xent_loss(z1, z2, 0.02, chunk_size=chunk) == pytest.approx(dense, rel=1e-12)
+
+
+def test_nt_xent_chunked_never_forms_the_full_matrix(rng):
+    import tracemalloc
+
+    n, d, chunk = 2048, 16, 256
+    z1, z2 = rng.normal(size=(2, n, d))
+    dense_logits_bytes = (2 * n) ** 2 * 8  # 128 MiB
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        nt_xent_loss(z1, z2, 0.5, chunk_size=chunk)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    # normalised views (2N x D) + one block (chunk^2) + O(N) vectors: about 1 MiB here
+    assert peak < 0.05 * dense_logits_bytes
+    assert peak < 2 * (2 * n * d * 8) + 2 * chunk**2 * 8 + 64 * (2 * n) * 8
+
+
+@given(
+    st.integers(1, 9),
+    st.integers(1, 4),
+    st.integers(1, 20),
+    st.floats(0.02, 10.0),
+    st.integers(0, 2**32 - 1),
+)
+def test_nt_xent_chunked_equals_dense_property(n, d, chunk, tau, seed):
+    g = np.random.default_rng(seed)
+    z1 = g.normal(size=(n, d))
+    z2 = g.normal(size=(n, d))
+    assert nt_xent_loss(z1, z2, tau, chunk_size=chunk) == pytest.approx(
+        nt_xent_loss(z1, z2, tau), rel=1e-11, abs=1e-13
+    )
+
+
+# ---------------------------------------------------------------- the streaming core
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+@pytest.mark.parametrize("chunk", [1, 3, 4, 50])
+def test_streaming_core_equals_dense_core(rng, chunk, include_positive):
+    A = rng.normal(size=(9, 5))
+    B = rng.normal(size=(13, 5))
+    pos = rng.integers(0, 13, size=9)
+    exc = (pos + 1 + rng.integers(0, 12, size=9)) % 13
+    dense = contrastive_log_probs(
+        A @ B.T / 0.4, pos, exclude=exc, include_positive=include_positive
+    )
+    got = contrastive_log_probs_streaming(
+        A,
+        B,
+        pos,
+        temperature=0.4,
+        exclude=exc,
+        include_positive=include_positive,
+        chunk_size=chunk,
+    )
+    np.testing.assert_allclose(got, dense, rtol=1e-12, atol=1e-14)
+
+
+def test_streaming_core_huge_logits_and_underflow(rng):
+    A = rng.normal(size=(6, 3)) * 100
+    B = rng.normal(size=(6, 3)) * 100
+    dense = contrastive_log_probs(A @ B.T / 0.01)
+    got = contrastive_log_probs_streaming(A, B, temperature=0.01, chunk_size=4)
+    np.testing.assert_allclose(got, dense, rtol=1e-12)
+
+
+def test_streaming_core_validation():
+    A = np.ones((3, 2))
+    with pytest.raises(ValueError, match="same dimension"):
+        contrastive_log_probs_streaming(A, np.ones((3, 3)))
+    with pytest.raises(ValueError, match="chunk_size"):
+        contrastive_log_probs_streaming(A, A, chunk_size=0)
+    with pytest.raises(TypeError, match="chunk_size"):
+        contrastive_log_probs_streaming(A, A, chunk_size=2.0)
+    with pytest.raises(ValueError, match="candidates"):
+        contrastive_log_probs_streaming(A, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="exclude"):
+        contrastive_log_probs_streaming(A, A, exclude=np.arange(3))
+    with pytest.raises(ValueError, match="at least one candidate"):
+        contrastive_log_probs_streaming(A[:1], A[:1], include_positive=False)
+    with pytest.raises(ValueError, match="temperature"):
+        contrastive_log_probs_streaming(A, A, temperature=0.0)
+    with pytest.raises(ValueError, match="overflowed"):
+        contrastive_log_probs_streaming(np.full((2, 2), 1e200), np.full((2, 2), 1e200))
+
+
+# ---------------------------------------------------------------- CLIP
+
+
+@pytest.mark.parametrize("scale", [1.0, 1 / 0.07, 100.0])
+def test_clip_matches_loop_reference(rng, scale):
+    images, texts = rng.normal(size=(2, 6, 4))
+    expected = clip_reference(images.tolist(), texts.tolist(), scale)
+    assert clip_loss(images, texts, scale) == pytest.approx(expected, rel=1e-12)
+
+
+def test_clip_equals_the_general_form_and_is_the_mean_of_two_directions(rng):
+    images, texts = rng.normal(size=(2, 5, 3))
+    L = 14.0 * _unit(images) @ _unit(texts).T
+    assert clip_loss(images, texts, 14.0) == pytest.approx(
+        contrastive_loss_from_logits(L, anchors="both"), rel=1e-13
+    )
+    i2t = contrastive_loss_from_logits(L, anchors="rows")
+    t2i = contrastive_loss_from_logits(L, anchors="columns")
+    assert clip_loss(images, texts, 14.0) == pytest.approx((i2t + t2i) / 2, rel=1e-13)
+    assert clip_loss(images, texts) == clip_loss(images, texts, 1 / 0.07)
+
+
+def test_clip_invariances(rng):
+    images, texts = rng.normal(size=(2, 6, 4))
+    base = clip_loss(images, texts, 10.0)
+    scales = rng.uniform(0.01, 100, size=(6, 1))
+    assert clip_loss(scales * images, 5 * texts, 10.0) == pytest.approx(base, rel=1e-13)
+    assert clip_loss(texts, images, 10.0) == pytest.approx(base, rel=1e-13)  # swap
+    perm = rng.permutation(6)
+    assert clip_loss(images[perm], texts[perm], 10.0) == pytest.approx(base, rel=1e-13)
+
+
+def test_clip_extremes(rng):
+    images, texts = rng.normal(size=(2, 5, 3))
+    assert clip_loss(images, texts, 1e-12) == pytest.approx(math.log(5), abs=1e-10)
+    big = clip_loss(images, texts, 1e6)
+    assert math.isfinite(big)
+    assert big == pytest.approx(clip_reference(images.tolist(), texts.tolist(), 1e6), rel=1e-10)
+    assert clip_loss([[1.0, 0.0]], [[0.0, 1.0]], 3.0) == 0.0  # N = 1
+
+
+# ---------------------------------------------------------------- MoCo
+
+
+@pytest.mark.parametrize("n_queue", [0, 1, 7, 40])
+def test_moco_matches_loop_reference(rng, n_queue):
+    q, k = rng.normal(size=(2, 5, 4))
+    queue = rng.normal(size=(n_queue, 4))
+    expected = moco_reference(q.tolist(), k.tolist(), queue.tolist(), 0.2)
+    assert moco_loss(q, k, queue, 0.2) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_moco_equals_the_general_form(rng):
+    q, k = rng.normal(size=(2, 4, 3))
+    queue = rng.normal(size=(9, 3))
+    logits = np.hstack([np.sum(q * k, axis=1, keepdims=True), q @ queue.T]) / 0.07
+    assert logits.shape == (4, 10)
+    assert moco_loss(q, k, queue) == pytest.approx(
+        contrastive_loss_from_logits(logits, np.zeros(4, dtype=int)), rel=1e-13
+    )
+
+
+def test_moco_empty_queue_gives_zero_and_queue_order_does_not_matter(rng):
+    q, k = rng.normal(size=(2, 3, 2))
+    assert moco_loss(q, k, np.empty((0, 2))) == 0.0
+    queue = rng.normal(size=(8, 2))
+    assert moco_loss(q, k, queue[::-1]) == pytest.approx(moco_loss(q, k, queue), rel=1e-14)
+
+
+def test_moco_other_keys_of_the_batch_are_not_negatives(rng):
+    q, k = rng.normal(size=(2, 4, 3))
+    queue = rng.normal(size=(5, 3))
+    base = moco_loss(q, k, queue, 0.1)
+    k2 = k.copy()
+    k2[1:] = rng.normal(size=(3, 3))  # change the other queries' keys
+    assert moco_loss(q[:1], k2[:1], queue, 0.1) == pytest.approx(
+        moco_reference(q[:1].tolist(), k[:1].tolist(), queue.tolist(), 0.1), rel=1e-12
+    )
+    assert math.isfinite(base)
+
+
+def test_moco_queue_wraps_around_fifo():
+    Q = MoCoQueue(capacity=5, dim=1)
+    assert len(Q) == 0
+    assert Q.keys.shape == (0, 1)
+    Q.enqueue([[1.0], [2.0]])
+    Q.enqueue([[3.0], [4.0]])
+    assert Q.keys.ravel().tolist() == [1.0, 2.0, 3.0, 4.0]
+    Q.enqueue([[5.0], [6.0]])  # 6 wraps to slot 0, evicting 1 (the oldest)
+    assert Q.keys.ravel().tolist() == [6.0, 2.0, 3.0, 4.0, 5.0]
+    assert len(Q) == 5
+    Q.enqueue([[7.0], [8.0], [9.0]])  # batch size 3 does not divide 5: no assert
+    assert sorted(Q.keys.ravel().tolist()) == [5.0, 6.0, 7.0, 8.0, 9.0]
+    Q.enqueue(np.arange(10.0, 22.0)[:, None])  # larger than the queue: the last 5 stay
+    assert sorted(Q.keys.ravel().tolist()) == [17.0, 18.0, 19.0, 20.0, 21.0]
+    Q.enqueue([[22.0]])  # and the oldest of those (17) goes next
+    assert sorted(Q.keys.ravel().tolist()) == [18.0, 19.0, 20.0, 21.0, 22.0]
+
+
+def test_moco_queue_matches_a_plain_fifo(rng):
+    from collections import deque
+
+    Q = MoCoQueue(capacity=7, dim=2)
+    ref: deque = deque(maxlen=7)
+    for _ in range(30):
+        batch = rng.normal(size=(int(rng.integers(1, 12)), 2))
+        Q.enqueue(batch)
+        ref.extend(map(tuple, batch))
+        got = sorted(map(tuple, Q.keys))
+        assert got == sorted(ref)
+        assert len(Q) == len(ref)
+
+
+def test_moco_queue_loss_then_enqueue(rng):
+    initial = _unit(rng.normal(size=(6, 3)))
+    Q = MoCoQueue(6, 3, initial=initial)
+    q, k = _unit(rng.normal(size=(2, 4, 3)))
+    loss = Q.loss_and_enqueue(q, k, 0.1)
+    assert loss == pytest.approx(moco_loss(q, k, initial, 0.1), rel=1e-14)  # before the enqueue
+    assert {tuple(r) for r in k} <= {tuple(r) for r in Q.keys}  # then k is in the queue
+    assert Q.capacity == 6 and Q.dim == 3 and "capacity=6" in repr(Q)
+
+
+def test_moco_queue_validation():
+    with pytest.raises(ValueError, match="capacity"):
+        MoCoQueue(0, 3)
+    with pytest.raises(TypeError, match="dim"):
+        MoCoQueue(4, 2.5)
+    with pytest.raises(ValueError, match="initial"):
+        MoCoQueue(4, 2, initial=np.ones((3, 2)))
+    Q = MoCoQueue(4, 2)
+    with pytest.raises(ValueError, match="dimension"):
+        Q.enqueue(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="keys"):
+        Q.enqueue([[np.nan, 1.0]])
+    assert len(Q) == 0  # a rejected batch leaves the queue as it was
+
+
+# ---------------------------------------------------------------- binary NCE
+
+
+def test_binary_nce_matches_loop_reference(rng):
+    F = rng.normal(size=(4, 6)) * 3
+    for nu in (None, 0.5, 3.0):
+        expected = binary_nce_reference(F.tolist(), 5.0 if nu is None else nu)
+        assert binary_nce_loss(F, noise_ratio=nu) == pytest.approx(expected, rel=1e-12)
+
+
+def test_binary_nce_is_not_shift_invariant_but_infonce_is(rng):
+    F = rng.normal(size=(5, 5))
+    c = rng.normal(size=(5, 1)) * 3
+    assert contrastive_loss_from_logits(F + c) == pytest.approx(
+        contrastive_loss_from_logits(F), rel=1e-13
+    )
+    assert abs(binary_nce_loss(F + c) - binary_nce_loss(F)) > 0.1
+
+
+def test_binary_nce_extremes_and_validation():
+    assert binary_nce_loss([[0.0, 0.0], [0.0, 0.0]]) == pytest.approx(2 * math.log(2), rel=1e-14)
+    assert math.isfinite(binary_nce_loss([[1e6, -1e6], [-1e6, 1e6]]))
+    assert binary_nce_loss([[1e6, -1e6], [-1e6, 1e6]]) == pytest.approx(0.0, abs=1e-300)
+    assert binary_nce_loss([[5.0]]) == pytest.approx(math.log1p(math.exp(-5.0)), rel=1e-14)
+    with pytest.raises(ValueError, match="candidates"):
+        binary_nce_loss(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="noise_ratio"):
+        binary_nce_loss(np.zeros((2, 2)), noise_ratio=0.0)
+
+
+# ---------------------------------------------------------------- the gradient
+
+
+def _central_differences(f, X, h):
+    G = np.zeros_like(X)
+    for idx in np.ndindex(*X.shape):
+        E = np.zeros_like(X)
+        E[idx] = h
+        G[idx] = (f(X + E) - f(X - E)) / (2 * h)
+    return G
+
+
+def _rel_err(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 2, 3, 100])
+@pytest.mark.parametrize("tau", [0.2, 1.0])
+def test_gradient_matches_central_differences(rng, chunk, tau):
+    Z1, Z2 = rng.normal(size=(2, 5, 3))
+    loss, dZ1, dZ2 = info_nce_loss_and_grad(Z1, Z2, tau, chunk_size=chunk)
+    assert loss == pytest.approx(info_nce_loss(Z1, Z2, tau), rel=1e-13)
+    fd1 = _central_differences(lambda X: info_nce_loss(X, Z2, tau), Z1, 1e-5)
+    fd2 = _central_differences(lambda X: info_nce_loss(Z1, X, tau), Z2, 1e-5)
+    assert _rel_err(dZ1, fd1) < 1e-6
+    assert _rel_err(dZ2, fd2) < 1e-6
+
+
+def test_gradient_is_the_softmax_formula(rng):
+    from scipy.special import softmax
+
+    Z1, Z2 = rng.normal(size=(2, 6, 4))
+    tau, n = 0.3, 6
+    _, dZ1, dZ2 = info_nce_loss_and_grad(Z1, Z2, tau)
+    P = softmax(Z1 @ Z2.T / tau, axis=1)
+    for i in range(n):  # anchor i: -(1/tau)(z+ - sum_k p_k z_k), over N for the mean
+        np.testing.assert_allclose(dZ1[i], -(Z2[i] - P[i] @ Z2) / (tau * n), rtol=1e-12)
+    for j in range(n):  # candidate j: its own anchor pulls, every anchor pushes with p_ij
+        np.testing.assert_allclose(dZ2[j], -(Z1[j] - P[:, j] @ Z1) / (tau * n), rtol=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 7, 64])
+def test_chunked_gradient_equals_dense(rng, chunk):
+    Z1, Z2 = rng.normal(size=(2, 19, 6))
+    loss, g1, g2 = info_nce_loss_and_grad(Z1, Z2, 0.05)
+    closs, c1, c2 = info_nce_loss_and_grad(Z1, Z2, 0.05, chunk_size=chunk)
+    assert closs == pytest.approx(loss, rel=1e-12)
+    np.testing.assert_allclose(c1, g1, rtol=1e-10, atol=1e-14 * np.abs(g1).max())
+    np.testing.assert_allclose(c2, g2, rtol=1e-10, atol=1e-14 * np.abs(g2).max())
+
+
+def test_gradient_extremes(rng):
+    _, g1, g2 = info_nce_loss_and_grad([[1.0, 2.0]], [[3.0, 4.0]])  # N = 1: loss constant
+    assert np.all(g1 == 0) and np.all(g2 == 0)
+    Z1, Z2 = rng.normal(size=(2, 4, 3))
+    loss, g1, g2 = info_nce_loss_and_grad(Z1 * 1e3, Z2 * 1e3, 1e-3)  # logits ~ 1e9
+    assert math.isfinite(loss) and np.isfinite(g1).all() and np.isfinite(g2).all()
+    _, g1, g2 = info_nce_loss_and_grad(Z1.astype(np.float32), Z2.astype(np.float32), 0.5)
+    assert g1.dtype == np.float64 and g2.dtype == np.float64
+
+
+@given(pairs(max_n=6, max_d=4), st.floats(0.1, 10.0))
+def test_gradient_properties(zz, tau):
+    Z1, Z2 = zz
+    _, dZ1, dZ2 = info_nce_loss_and_grad(Z1, Z2, tau)
+    scale = max(1.0, np.abs(Z1).max(), np.abs(Z2).max()) / tau
+    # Adding one vector c to every candidate shifts each anchor's logits by a constant,
+    # which the softmax ignores: the gradients of the candidates sum to zero.
+    assert np.abs(dZ2.sum(axis=0)).max() <= 1e-9 * scale
+    # Euler: the loss depends on Z1 only through Z1 @ Z2.T, so <Z1, dZ1> = <Z2, dZ2>.
+    assert np.sum(Z1 * dZ1) == pytest.approx(np.sum(Z2 * dZ2), rel=1e-8, abs=1e-8 * scale)
+
+
+# ---------------------------------------------------------------- bad input (chapter 2)
+
+
+def test_zero_norm_vectors_are_rejected_under_cosine_similarity():
+    good = np.eye(2)
+    bad = np.array([[1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"z2 .*zero-norm.*row 1"):
+        nt_xent_loss(good, bad)
+    with pytest.raises(ValueError, match=r"image_embeddings .*zero-norm"):
+        clip_loss(bad, good)
+    with pytest.raises(ValueError, match=r"text_embeddings .*zero-norm"):
+        clip_loss(good, bad)
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, float("nan"), float("inf")])
+def test_clip_rejects_non_positive_or_non_finite_scale(scale):
+    with pytest.raises(ValueError, match="logit_scale"):
+        clip_loss(np.eye(2), np.eye(2), scale)
+
+
+def test_moco_rejects_a_queue_of_another_dimension():
+    q = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"queue .*dimension D = 3"):
+        moco_loss(q, q, np.ones((5, 4)))
+    with pytest.raises(ValueError, match=r"queue.T"):
+        moco_loss(q, q, np.ones((3, 5)))  # MoCo's (D, K) layout
+    with pytest.raises(ValueError, match="queue"):
+        moco_loss(q, q, np.ones(3))
+    with pytest.raises(ValueError, match="queue"):
+        moco_loss(q, q, [[np.inf, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="same shape"):
+        moco_loss(q, np.ones((2, 4)), np.ones((1, 3)))
+
+
+@pytest.mark.parametrize("chunk", [0, -3, 1.5, True, "8"])
+def test_bad_chunk_size(chunk):
+    exc = ValueError if isinstance(chunk, int) and not isinstance(chunk, bool) else TypeError
+    with pytest.raises(exc, match="chunk_size"):
+        nt_xent_loss(np.eye(2), np.eye(2), chunk_size=chunk)
+    with pytest.raises(exc, match="chunk_size"):
+        info_nce_loss_and_grad(np.eye(2), np.eye(2), chunk_size=chunk)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda Z1, Z2: nt_xent_loss(Z1, Z2),
+        lambda Z1, Z2: clip_loss(Z1, Z2),
+        lambda Z1, Z2: moco_loss(Z1, Z2, np.ones((2, 2))),
+        lambda Z1, Z2: info_nce_loss_and_grad(Z1, Z2),
+    ],
+)
+@pytest.mark.parametrize(
+    ("Z1", "Z2", "exc"),
+    [
+        (GOOD, [[1.0, 0.0]], ValueError),
+        ([1.0, 2.0], [3.0, 4.0], ValueError),
+        ([[np.nan, 0.0], [0.0, 1.0]], GOOD, ValueError),
+        (GOOD, [[np.inf, 0.0], [0.0, 1.0]], ValueError),
+        ([["a", "b"], ["c", "d"]], GOOD, TypeError),
+        ([[1.0, 2.0], [3.0]], GOOD, ValueError),
+        (np.empty((0, 2)), np.empty((0, 2)), ValueError),
+    ],
+)
+def test_family_rejects_bad_arrays(call, Z1, Z2, exc):
+    with pytest.raises(exc):
+        call(Z1, Z2)
+
+
+@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), "0.1", None, 5e-324])
+def test_family_rejects_bad_temperature(temperature):
+    exc = TypeError if isinstance(temperature, str) or temperature is None else ValueError
+    with pytest.raises(exc, match="temperature"):
+        nt_xent_loss(np.eye(2), np.eye(2), temperature)
+    with pytest.raises(exc, match="temperature"):
+        moco_loss(np.eye(2), np.eye(2), np.eye(2), temperature)
+    with pytest.raises(exc, match="temperature"):
+        info_nce_loss_and_grad(np.eye(2), np.eye(2), temperature)
+
+
+# ---------------------------------------------------------------- info_nce_loss's fast path
+
+
+def test_fast_validation_falls_back_for_huge_entries(rng):
+    # The sum of squares of Z1 overflows (entries 1e160), yet every logit is moderate.
+    Z1 = rng.normal(size=(4, 3)) * 1e160
+    Z2 = rng.normal(size=(4, 3)) * 1e-160
+    assert info_nce_loss(Z1, Z2, 1.0) == pytest.approx(
+        info_nce_reference(Z1.tolist(), Z2.tolist(), 1.0), rel=1e-12
+    )
+
+
+def test_non_contiguous_and_nan_float64_input(rng):
+    Z = rng.normal(size=(4, 6))
+    assert info_nce_loss(Z[:, ::2], Z[:, 1::2], 0.5) == pytest.approx(
+        info_nce_reference(Z[:, ::2].tolist(), Z[:, 1::2].tolist(), 0.5), rel=1e-12
+    )
+    F1 = np.asfortranarray(Z[:, :3])  # Fortran order takes the fast path too
+    assert info_nce_loss(F1, Z[:, 3:], 0.5) == pytest.approx(
+        info_nce_reference(Z[:, :3].tolist(), Z[:, 3:].tolist(), 0.5), rel=1e-12
+    )
+    Zn = np.asfortranarray(Z)
+    Zn[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"Z2 must be finite.*1 NaN"):
+        info_nce_loss(Z, Zn, 0.5)
+
+
+def test_exp_floor_does_not_change_the_loss():
+    # Row 0 has one negative 1e4 below the positive (its exponential underflows to 0)
+    # and one 700.5 below (subnormal range): both must contribute nothing, as in the
+    # plain reference.
+    Z1 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    Z2 = np.array([[0.0, -1e4, 0.0], [0.0, 0.0, -700.5], [0.0, 0.0, 1.0]]).T
+    got = info_nce_loss(Z1, Z2, 1.0)
+    assert got == pytest.approx(info_nce_reference(Z1.tolist(), Z2.tolist(), 1.0), rel=1e-14)
+
+
+# ---------------------------------------------------------------- properties (chapter 2)
+
+unit_floats = st.floats(-5, 5, allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def nonzero_pairs(draw, max_n=5, max_d=4):
+    """Two (n, d) arrays whose rows are far from zero (cosine similarity is defined)."""
+    n = draw(st.integers(1, max_n))
+    d = draw(st.integers(1, max_d))
+    Z1 = draw(arrays(np.float64, (n, d), elements=unit_floats))
+    Z2 = draw(arrays(np.float64, (n, d), elements=unit_floats))
+    Z1[:, 0] += np.where(Z1[:, 0] >= 0, 1.0, -1.0)  # |first entry| >= 1
+    Z2[:, 0] += np.where(Z2[:, 0] >= 0, 1.0, -1.0)
+    return Z1, Z2
+
+
+@given(nonzero_pairs(), st.floats(0.05, 5.0))
+def test_nt_xent_reference_and_swap_property(zz, tau):
+    z1, z2 = zz
+    got = nt_xent_loss(z1, z2, tau)
+    assert got == pytest.approx(
+        nt_xent_reference(z1.tolist(), z2.tolist(), tau), rel=1e-9, abs=1e-12
+    )
+    assert nt_xent_loss(z2, z1, tau) == pytest.approx(got, rel=1e-12, abs=1e-14)
+    assert got >= 0.0
+
+
+@given(nonzero_pairs(), st.floats(0.1, 100.0))
+def test_clip_reference_and_swap_property(zz, scale):
+    images, texts = zz
+    got = clip_loss(images, texts, scale)
+    assert got == pytest.approx(
+        clip_reference(images.tolist(), texts.tolist(), scale), rel=1e-9, abs=1e-12
+    )
+    assert clip_loss(texts, images, scale) == pytest.approx(got, rel=1e-12, abs=1e-14)
+    assert clip_loss(2.5 * images, texts, scale) == pytest.approx(got, rel=1e-12, abs=1e-14)
+
+
+@given(pairs(max_n=5, max_d=3), st.integers(0, 6), st.floats(0.05, 5.0), st.integers(0, 2**32 - 1))
+def test_moco_reference_and_queue_order_property(qk, n_queue, tau, seed):
+    q, k = qk
+    queue = np.random.default_rng(seed).normal(size=(n_queue, q.shape[1]))
+    got = moco_loss(q, k, queue, tau)
+    assert got == pytest.approx(
+        moco_reference(q.tolist(), k.tolist(), queue.tolist(), tau), rel=1e-9, abs=1e-12
+    )
+    assert moco_loss(q, k, queue[::-1], tau) == pytest.approx(got, rel=1e-12, abs=1e-12)
+    assert got >= 0.0
+
+
+def _decimal_gradient_Z1(Z1, Z2, tau, prec=120):
+    """dL/dZ1 of the mean InfoNCE loss in Decimal arithmetic (prec digits)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = prec
+        A = [[Decimal(float(x)) for x in r] for r in Z1]
+        B = [[Decimal(float(x)) for x in r] for r in Z2]
+        t = Decimal(float(tau))
+        n, d = len(A), len(A[0])
+        G = np.zeros((n, d))
+        for i in range(n):
+            logits = [sum(a * b for a, b in zip(A[i], B[j], strict=True)) / t for j in range(n)]
+            top = max(logits)
+            e = [(x - top).exp() for x in logits]
+            s = sum(e)
+            p = [x / s for x in e]
+            for k in range(d):
+                push = sum(p[j] * B[j][k] for j in range(n))
+                G[i, k] = float(-(B[i][k] - push) / (n * t))
+        return G
+
+
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_gradient_keeps_full_precision_when_the_loss_saturates(chunk):
+    # Each positive beats its negatives by ~50 nats: p_ii = 1 - 1e-22 rounds to 1.0 in
+    # float64. The gradient is then ~1e-22 and must not be lost to 1 - p_ii = 0 (forming
+    # P @ Z2 - Z2 would return exactly zero; autograd's P - I drops a term and is off by
+    # tens of percent here).
+    Z1 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2]])
+    Z2 = np.array([[1.0, 0.1], [0.05, 1.0], [-1.0, 0.25]])
+    tau = 0.02
+    loss, dZ1, _ = info_nce_loss_and_grad(Z1, Z2, tau, chunk_size=chunk)
+    exact = _decimal_gradient_Z1(Z1, Z2, tau)
+    assert loss < 1e-15
+    assert 0 < np.abs(exact[0]).max() < 1e-18  # row 0 saturated: p_00 rounds to 1
+    np.testing.assert_allclose(dZ1, exact, rtol=1e-10, atol=0)

@@ -1,0 +1,136 @@
+"""Tests for infonce_lib.exercises: the checker passes right answers and names each mistake."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from infonce_lib import check_info_nce, info_nce_loss, typical_mistakes
+
+
+def _flat(out: str) -> str:
+    """The checker's output with its wrapped lines joined again."""
+    return " ".join(line.strip() for line in out.splitlines())
+
+
+def plain_solution(Z1, Z2, temperature=0.1):
+    """What a reader might write: float64, log-sum-exp, mean over rows."""
+    Z1 = np.asarray(Z1, dtype=np.float64)
+    Z2 = np.asarray(Z2, dtype=np.float64)
+    logits = Z1 @ Z2.T / temperature
+    m = logits.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(logits - m).sum(axis=1))
+    return float(np.mean(lse - np.diag(logits)))
+
+
+def scipy_solution(Z1, Z2, temperature=0.1):
+    logits = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    return float(np.mean(logsumexp(logits, axis=1) - np.diag(logits)))
+
+
+@pytest.mark.parametrize("fn", [info_nce_loss, plain_solution, scipy_solution])
+def test_correct_implementations_pass(fn, capsys):
+    assert check_info_nce(fn) is True
+    out = capsys.readouterr().out
+    assert "FAIL" not in out
+    assert out.count("PASS") == 8
+    assert "All cases pass." in out
+
+
+# Each mistake, the case that must catch it, and a word the explanation must contain.
+EXPECTED = {
+    "no max-subtraction": ("large logits", "subtract each row's largest logit"),
+    "softmax over the wrong axis": ("random batch", "wrong axis"),
+    "sum instead of mean": ("random batch", "mean"),
+    "positives in column 0": ("random batch", "diagonal"),
+    "positive left out of the denominator": ("random batch", "denominator"),
+    "squeezes its input": ("N = 1", "raised"),
+    "computes in float32": ("float32 input", "float32"),
+    "needs NumPy arrays": ("nested lists", "AttributeError"),
+    "modifies its inputs": ("inputs unchanged", "modified in place"),
+    "no default temperature": ("default temperature", "TypeError"),
+}
+
+
+def test_every_typical_mistake_is_listed():
+    assert set(typical_mistakes()) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_typical_mistake_fails_with_a_useful_message(name, capsys):
+    fn = typical_mistakes()[name]
+    assert check_info_nce(fn) is False
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    case, words = EXPECTED[name]
+    # One report per case; long reports are wrapped onto indented continuation lines.
+    reports = " ".join(line.strip() for line in lines).replace("PASS  ", "\nPASS  ")
+    reports = reports.replace("FAIL  ", "\nFAIL  ").splitlines()
+    failing = [r for r in reports if r.startswith(f"FAIL  {case}:")]
+    assert failing, f"{name!r} was not caught by the case {case!r}:\n{out}"
+    assert words in failing[0]
+    assert lines[-1] == "Some cases fail: see the hints above."
+    assert all(len(line) <= 80 for line in lines)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_mistake_passes_the_cases_it_does_not_target_or_is_plainly_wrong(name):
+    # Sanity: the mistakes are real mistakes but still numbers on ordinary input.
+    fn = typical_mistakes()[name]
+    rng = np.random.default_rng(0)
+    Z1, Z2 = rng.normal(size=(2, 3, 2))
+    if name != "no default temperature":
+        out = fn(Z1.copy(), Z2.copy(), temperature=1.0)
+        assert isinstance(out, float)
+
+
+def test_the_checker_never_raises_on_a_readers_errors(capsys):
+    def raises(Z1, Z2, temperature=0.1):
+        raise RuntimeError("boom")
+
+    def returns_none(Z1, Z2, temperature=0.1):
+        return None
+
+    def returns_rows(Z1, Z2, temperature=0.1):
+        L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+        return logsumexp(L, axis=1) - np.diag(L)
+
+    def returns_string(Z1, Z2, temperature=0.1):
+        return "0.5"
+
+    def warns(Z1, Z2, temperature=0.1):
+        np.log(np.zeros(1))  # RuntimeWarning: divide by zero (an error under pytest)
+        return scipy_solution(Z1, Z2, temperature)
+
+    assert check_info_nce(raises) is False
+    assert "raised RuntimeError: boom" in _flat(capsys.readouterr().out)
+    assert check_info_nce(returns_none) is False
+    assert "not a number" in _flat(capsys.readouterr().out)
+    assert check_info_nce(returns_rows) is False
+    assert "one number, the mean loss" in _flat(capsys.readouterr().out)
+    assert check_info_nce(returns_string) is False
+    # A warning inside the reader's code is recorded, not turned into an error or printed.
+    assert check_info_nce(warns) is True
+
+
+def test_warnings_are_reported_with_the_failure(capsys):
+    check_info_nce(typical_mistakes()["no max-subtraction"])
+    assert "NumPy warned: overflow encountered in exp" in _flat(capsys.readouterr().out)
+
+
+def test_quiet_mode_prints_nothing(capsys):
+    assert check_info_nce(scipy_solution, verbose=False) is True
+    assert check_info_nce(typical_mistakes()["sum instead of mean"], verbose=False) is False
+    assert capsys.readouterr().out == ""
+
+
+def test_the_checker_does_not_change_its_own_cases():
+    # A mistake that modifies its inputs must not poison the cases of the next run.
+    check_info_nce(typical_mistakes()["modifies its inputs"], verbose=False)
+    assert check_info_nce(info_nce_loss, verbose=False) is True
+
+
+def test_not_callable_raises_type_error():
+    with pytest.raises(TypeError, match="fn must be a callable"):
+        check_info_nce(42)
