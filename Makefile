@@ -63,6 +63,12 @@ lab: $(TEST_STAMP)
 	$(BIN)/pip install --quiet -e ".[lab]"
 	cd chapters && ../$(BIN)/jupyter lab
 
+# Benchmarks (not timed tests): one table, JSON in _build/bench/. Installs the optional
+# PyTorch peer (torch==2.13.0, a CPU build on this machine's disk) into .venv.
+bench: $(TEST_STAMP)
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(PY) benchmarks/run.py
+
 notebooks: $(TEST_STAMP)
 	$(PY) tools/notebooks.py execute $$($(PY) tools/notebooks.py list)
 

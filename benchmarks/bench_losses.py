@@ -10,15 +10,13 @@ NumPy is imported and calls ``torch.set_num_threads(1)``. PyTorch is optional (i
 into the venv with ``.venv/bin/pip install torch==2.13.0``); without it the PyTorch columns
 are skipped. The test suite never needs it.
 
-1. ``info_nce_loss`` at N = 256, D = 512, tau = 0.1 against PyTorch's
-   ``cross_entropy(Z1 @ Z2.T / tau, arange(N))`` on the same float64 arrays (and, for
-   reference, in float32). Timings are medians over interleaved rounds, so a burst of load
-   on a shared machine hits both sides alike.
+1. ``info_nce_loss`` at N = 32, 256 and 2048, D = 512, tau = 0.1 against PyTorch's
+   ``cross_entropy(Z1 @ Z2.T / tau, arange(N))`` on the same float64 arrays. Timings are
+   medians over interleaved rounds, so a burst of load on a shared machine hits both alike.
 2. ``nt_xent_loss`` dense (``chunk_size=None``) against chunked (``chunk_size=1024``):
    median time, and the extra peak memory of one call measured in a fresh subprocess as
    the rise of the peak resident set size (VmHWM, reset through /proc/self/clear_refs
-   after the inputs are made; ``resource.getrusage`` where that is not available) and,
-   separately, with ``tracemalloc``.
+   after the inputs are made; ``resource.getrusage`` where that is not available).
 3. The chunked NT-Xent at N = 16,384 (dense float64 logits would be 2N x 2N x 8 bytes =
    8.6 GB): its extra peak memory against the 5% budget, and its value against the dense
    computation done one band of 1,024 anchor rows at a time (each row's log-probability
@@ -42,26 +40,14 @@ import numpy as np  # noqa: E402
 
 import infonce_lib as il  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import format_rows, median_times, row  # noqa: E402
+
 D_NTXENT = 128  # SimCLR's projection dimension
 TAU_NTXENT = 0.5
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _median_times(funcs: dict, rounds: int, inner: int) -> dict[str, float]:
-    """Median seconds per call of each function, over interleaved rounds of ``inner`` calls."""
-    for f in funcs.values():  # warm up
-        for _ in range(3):
-            f()
-    samples: dict[str, list[float]] = {k: [] for k in funcs}
-    for _ in range(rounds):
-        for name, f in funcs.items():
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                f()
-            samples[name].append((time.perf_counter() - t0) / inner)
-    return {k: float(np.median(v)) for k, v in samples.items()}
 
 
 def _status_kib(field: str) -> int:
@@ -155,136 +141,128 @@ def _run_child(kind: str, n: int, d: int, chunk: int, how: str) -> dict:
 # ---------------------------------------------------------------- the benchmarks
 
 
-def bench_info_nce(rounds: int) -> None:
-    n, d, tau = 256, 512, 0.1
-    rng = np.random.default_rng(0)
-    Z1 = rng.normal(size=(n, d))
-    Z2 = rng.normal(size=(n, d))
-    funcs = {
-        "infonce_lib.info_nce_loss (float64)": lambda: il.info_nce_loss(Z1, Z2, tau),
-        "  of which numpy Z1 @ Z2.T alone": lambda: Z1 @ Z2.T,
-    }
+def bench_info_nce(rounds: int, sizes=(32, 256, 2048), d: int = 512, tau: float = 0.1) -> list:
+    """info_nce_loss against torch's cross_entropy on the same float64 logits, one thread."""
     try:
         import torch
         import torch.nn.functional as F
     except ImportError:
         torch = None
-        print("PyTorch is not installed: only the NumPy timing is shown.")
-    if torch is not None:
-        torch.set_num_threads(1)
-        T1, T2 = torch.from_numpy(Z1), torch.from_numpy(Z2)
-        T1f, T2f = T1.float(), T2.float()
-        labels = torch.arange(n)
-        funcs["torch cross_entropy (float64)"] = lambda: F.cross_entropy(
-            T1 @ T2.T / tau, labels
-        ).item()
-        funcs["  of which torch T1 @ T2.T alone"] = lambda: T1 @ T2.T
-        funcs["torch cross_entropy (float32)"] = lambda: F.cross_entropy(
-            T1f @ T2f.T / tau, labels
-        ).item()
-        ours = il.info_nce_loss(Z1, Z2, tau)
-        theirs = F.cross_entropy(T1 @ T2.T / tau, labels).item()
-        agree = abs(ours - theirs) / abs(theirs)
-    times = _median_times(funcs, rounds=rounds, inner=20)
-    print(f"\n1. InfoNCE, N = {n}, D = {d}, tau = {tau}, one thread")
-    print(f"   median of {rounds} interleaved rounds of 20 calls each")
-    ref = times["infonce_lib.info_nce_loss (float64)"]
-    rows = [[k, v * 1e6, v / ref] for k, v in times.items()]
-    print(
-        il_format_table(["implementation", "time (us)", "vs infonce_lib"], rows, ["", ".0f", ".3f"])
-    )
-    if torch is not None:
-        print(f"   |infonce_lib - torch float64| / torch = {agree:.1e}")
-        print(f"   torch {torch.__version__}, numpy {np.__version__}")
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        Z1 = rng.normal(size=(n, d))
+        Z2 = rng.normal(size=(n, d))
+        funcs = {"ours": lambda Z1=Z1, Z2=Z2: il.info_nce_loss(Z1, Z2, tau)}
+        notes = f"D = {d}, tau = {tau}, float64, median of {rounds} interleaved rounds"
+        if torch is not None:
+            torch.set_num_threads(1)
+            T1, T2 = torch.from_numpy(Z1), torch.from_numpy(Z2)
+            labels = torch.arange(n)
+            funcs["torch"] = lambda T1=T1, T2=T2, labels=labels: F.cross_entropy(
+                T1 @ T2.T / tau, labels
+            ).item()
+            ours = il.info_nce_loss(Z1, Z2, tau)
+            theirs = F.cross_entropy(T1 @ T2.T / tau, labels).item()
+            notes += f"; values agree to {abs(ours - theirs) / abs(theirs):.0e} relative"
+        inner = max(1, 20_000 // (n * 8))
+        times = median_times(funcs, rounds=rounds, inner=inner)
+        peer_t = times.get("torch")
+        rows.append(
+            row(
+                "info_nce_loss vs PyTorch",
+                f"N = {n}",
+                times["ours"],
+                peer=f"torch {torch.__version__} cross_entropy" if torch else None,
+                peer_value=peer_t,
+                target="ratio <= 1",
+                met=None if peer_t is None else times["ours"] <= peer_t,
+                notes=notes if torch else "PyTorch not installed (pip install torch==2.13.0)",
+            )
+        )
+    return rows
 
 
-def bench_nt_xent(sizes: list[int], rounds: int) -> None:
-    print(f"\n2. NT-Xent dense vs chunked (chunk_size = 1024), D = {D_NTXENT}, tau = {TAU_NTXENT}")
+def bench_nt_xent(sizes, rounds: int, chunk: int = 1024) -> list:
+    """Chunked against dense NT-Xent: time, extra peak memory (OS), and agreement."""
     rows = []
     for n in sizes:
         z1, z2 = _views(n, D_NTXENT)
-        times = _median_times(
+        times = median_times(
             {
                 "dense": lambda z1=z1, z2=z2: il.nt_xent_loss(z1, z2, TAU_NTXENT),
                 "chunked": lambda z1=z1, z2=z2: il.nt_xent_loss(
-                    z1, z2, TAU_NTXENT, chunk_size=1024
+                    z1, z2, TAU_NTXENT, chunk_size=chunk
                 ),
             },
             rounds=rounds,
             inner=1,
         )
         dense_v = il.nt_xent_loss(z1, z2, TAU_NTXENT)
-        chunk_v = il.nt_xent_loss(z1, z2, TAU_NTXENT, chunk_size=1024)
-        rss_d = _run_child("dense", n, D_NTXENT, 1024, "rss")
-        rss_c = _run_child("chunked", n, D_NTXENT, 1024, "rss")
-        tm_d = _run_child("dense", n, D_NTXENT, 1024, "tracemalloc")
-        tm_c = _run_child("chunked", n, D_NTXENT, 1024, "tracemalloc")
+        chunk_v = il.nt_xent_loss(z1, z2, TAU_NTXENT, chunk_size=chunk)
+        rss_d = _run_child("dense", n, D_NTXENT, chunk, "rss")
+        rss_c = _run_child("chunked", n, D_NTXENT, chunk, "rss")
+        rel = abs(chunk_v - dense_v) / dense_v
         rows.append(
-            [
-                n,
-                (2 * n) ** 2 * 8 / 2**20,
-                times["dense"],
+            row(
+                "nt_xent_loss chunked vs dense: time",
+                f"N = {n}",
                 times["chunked"],
-                times["chunked"] / times["dense"],
-                rss_d["extra_bytes"] / 2**20,
-                rss_c["extra_bytes"] / 2**20,
-                tm_d["extra_bytes"] / 2**20,
-                tm_c["extra_bytes"] / 2**20,
-                abs(chunk_v - dense_v) / dense_v,
-            ]
+                peer="dense (chunk_size=None)",
+                peer_value=times["dense"],
+                target="ratio <= 1.5",
+                met=times["chunked"] <= 1.5 * times["dense"],
+                notes=f"chunk_size = {chunk}, D = {D_NTXENT}; values differ by {rel:.0e}",
+            )
         )
-    print(
-        il_format_table(
-            [
-                "N",
-                "logits MiB",
-                "dense s",
-                "chunked s",
-                "ratio",
-                "dense RSS MiB",
-                "chunked RSS MiB",
-                "dense tm MiB",
-                "chunked tm MiB",
-                "rel. diff",
-            ],
-            rows,
-            ["d", ".0f", ".3f", ".3f", ".2f", ".1f", ".1f", ".1f", ".1f", ".1e"],
+        rows.append(
+            row(
+                "nt_xent_loss chunked vs dense: extra peak RSS",
+                f"N = {n}",
+                rss_c["extra_bytes"] / 1e6,
+                unit="MB",
+                peer="dense (chunk_size=None)",
+                peer_value=rss_d["extra_bytes"] / 1e6,
+                notes=f"rise of the peak resident set in a fresh process ({rss_c['method']})",
+            )
         )
-    )
-    print("   RSS: rise of the peak resident set during one call (fresh process);")
-    print("   tm: tracemalloc peak of one call. Medians of", rounds, "rounds for the times.")
+    return rows
 
 
-def bench_large(n: int = 16_384) -> None:
-    print(f"\n3. Chunked NT-Xent at N = {n:,} (2N = {2 * n:,}), D = {D_NTXENT}, chunk_size = 1024")
+def bench_large(n: int = 16_384, chunk: int = 1024) -> list:
+    """The chunked NT-Xent where dense float64 logits would take 8.6 GB."""
     dense_bytes = (2 * n) ** 2 * 8
     budget = 0.05 * dense_bytes
-    rss = _run_child("chunked", n, D_NTXENT, 1024, "rss")
-    tm = _run_child("chunked", n, D_NTXENT, 1024, "tracemalloc")
+    rss = _run_child("chunked", n, D_NTXENT, chunk, "rss")
     z1, z2 = _views(n, D_NTXENT)
-    t0 = time.perf_counter()
     banded = _banded_dense_nt_xent(z1, z2, TAU_NTXENT)
-    t_banded = time.perf_counter() - t0
     rel = abs(rss["value"] - banded) / banded
-    print(
-        f"   dense float64 logits would take {dense_bytes / 1e9:.2f} GB; "
-        f"5% budget {budget / 1e6:.0f} MB"
-    )
-    print(
-        f"   time {rss['seconds']:.2f} s (dense arithmetic in bands of 1024 rows: {t_banded:.2f} s)"
-    )
-    print(f"   extra peak RSS     {rss['extra_bytes'] / 1e6:8.1f} MB  ({rss['method']})")
-    print(f"   tracemalloc peak   {tm['extra_bytes'] / 1e6:8.1f} MB")
-    print(f"   of which the normalised views (2N x D float64): {2 * n * D_NTXENT * 8 / 1e6:.1f} MB")
-    print(f"   loss {rss['value']:.12f}; banded dense {banded:.12f}; relative difference {rel:.1e}")
-    ok = max(rss["extra_bytes"], tm["extra_bytes"]) < budget and rel < 1e-12
-    print(f"   within the 5% budget and equal to 1e-12: {'yes' if ok else 'NO'}")
+    return [
+        row(
+            "nt_xent_loss chunked at N = 16,384",
+            "extra peak RSS",
+            rss["extra_bytes"] / 1e6,
+            unit="MB",
+            peer="5% of dense float64 logits",
+            peer_value=budget / 1e6,
+            target="< 5% of dense",
+            met=rss["extra_bytes"] < budget and rel < 1e-12,
+            notes=(
+                f"dense logits would be {dense_bytes / 1e9:.2f} GB; time {rss['seconds']:.1f} s; "
+                f"equals the dense arithmetic (in bands) to {rel:.0e}"
+            ),
+        )
+    ]
 
 
-def il_format_table(headers, rows, formats):
-    from infonce_lib.reproduce import format_table
-
-    return format_table(headers, rows, formats)
+def run(quick: bool = False, rounds: int = 15) -> list:
+    """All of this module's rows (``quick`` skips N = 16,384 and uses fewer rounds)."""
+    rounds = 5 if quick else rounds
+    rows = bench_info_nce(rounds)
+    rows += bench_nt_xent([1024, 2048, 4096], rounds=max(3, rounds // 3))
+    if not quick:
+        rows += bench_large()
+    return rows
 
 
 def main(argv=None) -> int:
@@ -297,13 +275,7 @@ def main(argv=None) -> int:
         kind, n, d, chunk, how = args.child
         child(kind, int(n), int(d), int(chunk), how)
         return 0
-    print(f"numpy {np.__version__}; one BLAS thread; {os.cpu_count()} CPUs")
-    with open("/proc/loadavg") as fh:
-        print(f"load average at start: {fh.read().split()[:3]}")
-    bench_info_nce(args.rounds)
-    bench_nt_xent([1024, 2048, 4096], rounds=max(3, args.rounds // 3))
-    if not args.quick:
-        bench_large()
+    print(format_rows(run(args.quick, args.rounds)))
     return 0
 
 

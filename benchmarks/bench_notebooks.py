@@ -16,9 +16,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
+
+from common import format_rows, row  # noqa: E402
 
 TARGET_TOTAL_S = 60.0  # issue 9: all chapter notebooks together in under 60 s
 
@@ -40,7 +43,7 @@ def _execute(path: Path) -> float:
     return time.perf_counter() - start
 
 
-def run(repeats: int = 1) -> list[dict]:
+def run(quick: bool = False, repeats: int = 1) -> list[dict]:
     """One row per notebook plus a total; times are medians over ``repeats`` runs (seconds)."""
     import notebooks
 
@@ -50,26 +53,19 @@ def run(repeats: int = 1) -> list[dict]:
         times = [_execute(ROOT / rel) for _ in range(repeats)]
         med = statistics.median(times)
         total += med
-        rows.append(
-            {
-                "benchmark": "notebook execution",
-                "case": rel.name,
-                "ours_s": med,
-                "notes": "fresh kernel, 1 BLAS thread, kernel start included",
-            }
-        )
+        rows.append(row("notebook execution", rel.name, med))
     rows.append(
-        {
-            "benchmark": "notebook execution",
-            "case": "all chapters",
-            "ours_s": total,
-            "target": f"< {TARGET_TOTAL_S:.0f} s",
-            "met": total < TARGET_TOTAL_S,
-        }
+        row(
+            "notebook execution",
+            "all chapters",
+            total,
+            target=f"< {TARGET_TOTAL_S:.0f} s",
+            met=total < TARGET_TOTAL_S,
+            notes="fresh kernel per notebook, one BLAS thread, kernel start and imports included",
+        )
     )
     return rows
 
 
 if __name__ == "__main__":
-    for row in run():
-        print(f"{row['case']:<28} {row['ours_s']:7.2f} s  {row.get('target', '')}")
+    print(format_rows(run()))
