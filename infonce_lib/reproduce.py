@@ -97,6 +97,15 @@ def _register(*experiments: Experiment) -> None:
 
 # ---- chapter 3 ----
 
+_register(
+    Experiment(
+        "gaussian-patches",
+        "infonce_lib.patches:reproduce_gaussian_patches",
+        "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches",
+        "chapter 3",
+    )
+)
+
 # ---- chapter 4 ----
 
 # ---- chapter 5 ----
