@@ -552,7 +552,7 @@ def _below(v: float, threshold: float) -> str:
 def patch_tables(r: PatchExperiment) -> str:
     """The three tables of the experiment as text (4 decimals)."""
     t1 = format_table(
-        ["I", "sigma", "mean log p(y|x)/p(y)", "SE", "z", "I_eig - I_logdet", "max|cov - C|"],
+        ["I", "sigma", "mean log r", "SE", "z", "I_eig - I_det", "max|cov - C|"],
         [
             [I, r.sigma[li], r.mean_log_ratio[li], r.log_ratio_se[li], r.log_ratio_z[li],
              _below(r.mi_gap[li], 1e-9), r.max_cov_error[li]]
@@ -580,23 +580,24 @@ def patch_tables(r: PatchExperiment) -> str:
         ["g", ".4f", ".4f", ".4f", ""],
     )  # fmt: skip
     K = r.cosine_batch_size
+    side = r.config["side"]
     return "\n".join(
         [
-            f"Gaussian patches: {r.config['side']}x{r.config['side']} "
-            f"field, length scale {r.config['length_scale']:g}, M = {r.m_pairs} pairs per "
-            f"level, seed = level index",
+            f"Gaussian patches: {side}x{side} field, length scale "
+            f"{r.config['length_scale']:g}, M = {r.m_pairs} pairs per level,",
+            "seed = level index",
             "",
-            "Table 1. Data checks per level",
+            "Table 1. Data checks per level (log r = log p(y|x) - log p(y), mean over M pairs)",
             t1,
             "",
-            "Table 2. Optimal critic log p(y|x), softmax over x: mean over M/K batches (SE)",
+            "Table 2. Optimal critic log p(y|x), softmax over x: mean over M/K batches, SE",
             t2,
             "",
             f"Table 3. Cosine critic cos(x, y)/tau at I = {r.cosine_level:g}, K = {K}",
             t3,
-            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}, bounded search over "
-            f"beta in [0.5, 500]): InfoNCE = {r.best_infonce:.4f}, "
-            f"cap = {cosine_cap(K, r.best_tau):.4f}",
+            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}; bounded search, beta in "
+            "[0.5, 500])",
+            f"  InfoNCE = {r.best_infonce:.4f}, cap = {cosine_cap(K, r.best_tau):.4f}",
             f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f}",
         ]
     )
