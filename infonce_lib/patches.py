@@ -15,27 +15,35 @@ temperatures and at the best one (:mod:`infonce_lib.temperature`).
 read-only); :func:`reproduce_gaussian_patches` turns it into the tables and checks printed by
 ``python -m infonce_lib reproduce gaussian-patches``.
 
-How it is fast. The slow way builds a ``(B, K, K)`` array for every quantity and runs a
-log-sum-exp over each. Here, for each batch of the largest :math:`K` (1024 pairs):
+How it is fast. The straightforward way (``benchmarks/baseline_gaussian_patches.py``) builds
+a ``(B, K, K)`` array for every quantity and runs a log-sum-exp over each. Here, for each batch
+of the largest :math:`K` (1024 pairs):
 
 1. one matrix product of ``[y, 1, a]`` and ``[x / \sigma^2, b, 1]`` (with
    :math:`a_i = -\lVert y_i \rVert^2 / 2\sigma^2`, :math:`b_j = -\lVert x_j \rVert^2 / 2\sigma^2`)
    gives :math:`G_{ij} = \log p(y_i \mid x_j) - \log \mathcal{N}(0; 0, \sigma^2 I)
-   = -\lVert y_i - x_j \rVert^2 / 2\sigma^2 \le 0`: the Gaussian log-density's own maximum
+   = -\lVert y_i - x_j \rVert^2 / 2\sigma^2 \le 0`. The Gaussian log-density's own maximum
    is the shift of every log-sum-exp, so no max pass is needed, and every row and every
    column keeps a term no smaller than its positive :math:`G_{ii} \approx -d/2` (no
    underflow);
-2. one ``exp`` in place, the positives zeroed by index, and the same array scaled by the
-   row weights :math:`e^{-\log p(y_i) - T}` gives the density-ratio critic's exponentials;
-3. row and column sums of the diagonal sub-blocks give every smaller :math:`K` (its
-   consecutive batches are exactly those sub-blocks) for InfoNCE over :math:`x` and over
-   :math:`y`, for both critics, and the leave-one-out bound: InfoNCE's denominator is the
-   off-diagonal sum plus the positive, added (``logaddexp``), never a full sum minus a
-   dominant positive.
+2. in panels of 128 rows (so the data stay in cache): one ``exp`` in place, the positives
+   zeroed by index, then row sums and column sums (BLAS matrix-vector products) over the
+   diagonal sub-blocks, which are exactly the consecutive batches of every smaller
+   :math:`K`;
+3. the density-ratio critic :math:`\log p(y \mid x) - \log p(y)` reuses the same
+   exponentials: its column sums weight row :math:`i` by :math:`e^{-\log p(y_i) - T}`
+   (:math:`T` a per-batch shift), and its row sums are that weight times the row sum,
+   since :math:`c(y_i) = -\log p(y_i)` is constant along the row (the experiment's check
+   that the two critics agree with the softmax over :math:`x` therefore confirms this
+   cancellation to round-off; the tests and the chapter also compare fully separate
+   computations with :func:`~infonce_lib.bounds.infonce_bound`);
+4. InfoNCE's denominator is the off-diagonal sum plus the positive's own term (an addition);
+   the leave-one-out bound uses the off-diagonal sum alone, so a dominant positive is never
+   subtracted from a sum.
 
-If a positive's exponent would leave the normal float64 range (not the case for the book's
-levels), that block falls back to the generic max-shifted computation of
-:mod:`infonce_lib.bounds`.
+If a positive's exponent or an off-diagonal sum would leave the normal float64 range (not
+the case at the book's levels), that batch is redone with the generic max-shifted
+computation of :mod:`infonce_lib.bounds`.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -119,6 +128,8 @@ class PatchExperiment:
         value minus its cap.
     optimal_critic : float
         Mean InfoNCE of :math:`\\log p(y|x)` in the same cell.
+    config : mapping
+        The field (``side``, ``length_scale``) and the seeds, read-only.
     """
 
     levels: tuple
@@ -152,7 +163,7 @@ class PatchExperiment:
     best_infonce: float
     best_max_minus_cap: float
     optimal_critic: float
-    config: dict = field(default_factory=dict)
+    config: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def results(self) -> dict:
         """The JSON-able results of ``reproduce gaussian-patches --json`` (unrounded)."""
@@ -509,7 +520,9 @@ def _run_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> Patch
         best_infonce=cosine["best"].infonce,
         best_max_minus_cap=cosine["best_max_minus_cap"],
         optimal_critic=cosine["optimal"],
-        config={"side": side, "length_scale": ell, "seeds": list(range(len(levels)))},
+        config=MappingProxyType(
+            {"side": side, "length_scale": ell, "seeds": tuple(range(len(levels)))}
+        ),
     )
 
 
