@@ -472,9 +472,15 @@ def log_p_y_given_x(y, x, sigma: float) -> np.ndarray:
     """
     X, Y = _pairs(x, y)
     s = as_positive_scalar(sigma, "sigma")
+    return _log_p_y_given_x(Y, X, s)
+
+
+def _log_p_y_given_x(Y: np.ndarray, X: np.ndarray, s: float) -> np.ndarray:
     diff = Y - X
     sq = np.einsum("md,md->m", diff, diff)
-    return -sq / (2 * s * s) - 0.5 * X.shape[1] * (_LOG_2PI + 2 * math.log(s))
+    sq /= -2 * s * s
+    sq -= 0.5 * X.shape[1] * (_LOG_2PI + 2 * math.log(s))
+    return sq
 
 
 def log_p_y(y, field: GaussianField, sigma: float) -> np.ndarray:

@@ -59,8 +59,8 @@ from ._validation import as_int, as_positive_scalar
 from .bounds import _infonce_and_loo_terms, mean_and_se
 from .gaussian import (
     _log_p_y,
+    _log_p_y_given_x,
     gaussian_field,
-    log_p_y_given_x,
     patch_information,
     patch_information_logdet,
     sample_patch_pairs,
@@ -461,12 +461,12 @@ def _run_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> Patch
         sigma = sigma_for_information(target, lam)
         x, y = sample_patch_pairs(field_, sigma, M, seed=li)
         per_level["sigma"][li] = sigma
-        per_level["cov_err"][li] = np.abs(np.cov(x, rowvar=False) - C).max()
+        per_level["cov_err"][li] = np.abs(_sample_covariance(x) - C).max()
         per_level["mi_gap"][li] = patch_information(sigma, lam) - patch_information_logdet(
             sigma, field_
         )
         log_py = _log_p_y(y, field_, sigma)
-        mean, se = mean_and_se(log_p_y_given_x(y, x, sigma) - log_py)
+        mean, se = mean_and_se(_log_p_y_given_x(y, x, sigma) - log_py)
         per_level["mean"][li], per_level["se"][li] = mean, se
         per_level["z"][li] = (mean - target) / se
         values = _level_batch_values(x, y, sigma, log_py, Ks)
@@ -526,11 +526,21 @@ def _run_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> Patch
     )
 
 
+def _sample_covariance(x: np.ndarray) -> np.ndarray:
+    """``numpy.cov(x, rowvar=False)`` (mean removed, ddof 1) without a centred copy of x."""
+    M = x.shape[0]
+    mean = x.mean(axis=0)
+    cov = x.T @ x
+    cov -= M * np.outer(mean, mean)
+    cov /= M - 1
+    return cov
+
+
 def _cosine_table(x, y, K, taus) -> dict:
     objective = _BetaObjective(cosine_scores(x, y, K), overwrite=True)
     means, ses, caps, excess = [], [], [], []
-    for tau in taus:
-        v = objective.batch_values(1.0 / tau)
+    table = objective.batch_values_many([1.0 / tau for tau in taus])
+    for tau, v in zip(taus, table, strict=True):
         m, s = mean_and_se(v)
         cap = cosine_cap(K, tau)
         means.append(m)

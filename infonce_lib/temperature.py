@@ -195,17 +195,27 @@ class _BetaObjective:
         self.buf = np.empty((min(rows, B * K), K))
 
     def batch_values(self, beta: float) -> np.ndarray:
+        """Batch values at one ``beta``: shape (B,)."""
+        return self.batch_values_many([beta])[0]
+
+    def batch_values_many(self, betas) -> np.ndarray:
+        """Batch values at several ``beta`` in one pass over ``D``: shape (len(betas), B)."""
+        betas = [float(b) for b in betas]
         n = self.D.shape[0]
-        den = np.empty(n)
+        den = np.empty((len(betas), n))
         ones = np.ones(self.K)
         for start in range(0, n, self.rows):
-            block = self.D[start : start + self.rows]
+            block = self.D[start : start + self.rows]  # read once, reused for every beta
+            stop = start + block.shape[0]
             buf = self.buf[: block.shape[0]]
-            np.multiply(block, beta, out=buf)
-            np.exp(buf, out=buf)
-            np.matmul(buf, ones, out=den[start : start + block.shape[0]])
-        terms = beta * self.pos.reshape(-1) - np.log(den)
-        return math.log(self.K) + terms.reshape(self.B, self.K).mean(axis=-1)
+            for q, beta in enumerate(betas):
+                np.multiply(block, beta, out=buf)
+                np.exp(buf, out=buf)
+                np.matmul(buf, ones, out=den[q, start:stop])
+        np.log(den, out=den)
+        terms = np.multiply.outer(betas, self.pos.reshape(-1))
+        terms -= den
+        return math.log(self.K) + terms.reshape(len(betas), self.B, self.K).mean(axis=-1)
 
 
 def infonce_at_beta(cosines, beta: float) -> np.ndarray:

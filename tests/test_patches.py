@@ -27,7 +27,7 @@ from infonce_lib import (
     sample_patch_pairs,
     sigma_for_information,
 )
-from infonce_lib.patches import _level_batch_values, patch_checks
+from infonce_lib.patches import _level_batch_values, _sample_covariance, patch_checks
 from infonce_lib.reproduce import EXPERIMENTS
 
 FIELD = gaussian_field()
@@ -191,3 +191,8 @@ def test_full_command_writes_the_documented_json(tmp_path):
     cell = next(b for b in res["bounds"] if (b["I"], b["K"]) == (6.0, 256))
     assert round(cell["infonce"], 4) == 4.6409 and round(cell["loo"], 4) == 7.0464
     assert round(res["levels"][3]["sigma"], 4) == 1.0591
+
+
+def test_sample_covariance_is_numpys():
+    x, _ = sample_patch_pairs(FIELD, 1.0, 3000, seed=9)
+    np.testing.assert_allclose(_sample_covariance(x), np.cov(x, rowvar=False), atol=1e-13)
