@@ -79,6 +79,45 @@ __all__ += [
 
 # ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
 
+from .bounds import infonce_bound, leave_one_out_bound, mean_and_se, nwj_bound
+from .gaussian import (
+    GaussianField,
+    field_covariance,
+    gaussian_field,
+    gaussian_mutual_information,
+    log_density_ratio_scores,
+    log_p_y,
+    log_p_y_given_x,
+    optimal_critic_scores,
+    patch_information,
+    patch_information_logdet,
+    sample_patch_pairs,
+    sigma_for_information,
+)
+from .patches import PatchExperiment, reproduce_gaussian_patches, run_gaussian_patches
+
+__all__ += [
+    "GaussianField",
+    "PatchExperiment",
+    "field_covariance",
+    "gaussian_field",
+    "gaussian_mutual_information",
+    "infonce_bound",
+    "leave_one_out_bound",
+    "log_density_ratio_scores",
+    "log_p_y",
+    "log_p_y_given_x",
+    "mean_and_se",
+    "nwj_bound",
+    "optimal_critic_scores",
+    "patch_information",
+    "patch_information_logdet",
+    "reproduce_gaussian_patches",
+    "run_gaussian_patches",
+    "sample_patch_pairs",
+    "sigma_for_information",
+]
+
 # ---- chapter 4: the limits (limits.py) ----
 # (and hypersphere.py: Wang & Isola's alignment and uniformity)
 from .hypersphere import (
@@ -126,3 +165,13 @@ __all__ += [
 ]
 
 # ---- chapter 5: temperature (temperature.py) ----
+
+from .temperature import (
+    BestTemperature,
+    best_temperature,
+    cosine_cap,
+    cosine_scores,
+    infonce_at_beta,
+)
+
+__all__ += ["BestTemperature", "best_temperature", "cosine_cap", "cosine_scores", "infonce_at_beta"]

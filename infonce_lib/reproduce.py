@@ -107,6 +107,15 @@ _register(
 
 # ---- chapter 3 ----
 
+_register(
+    Experiment(
+        "gaussian-patches",
+        "infonce_lib.patches:reproduce_gaussian_patches",
+        "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches",
+        "chapter 3",
+    )
+)
+
 # ---- chapter 4 ----
 _register(
     Experiment(

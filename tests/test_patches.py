@@ -1,0 +1,198 @@
+"""Tests for infonce_lib.patches: the Gaussian-patch experiment and its reproduce command."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from infonce_lib import (
+    best_temperature,
+    cosine_scores,
+    gaussian_field,
+    infonce_at_beta,
+    infonce_bound,
+    leave_one_out_bound,
+    log_density_ratio_scores,
+    log_p_y,
+    mean_and_se,
+    optimal_critic_scores,
+    reproduce_gaussian_patches,
+    run_gaussian_patches,
+    sample_patch_pairs,
+    sigma_for_information,
+)
+from infonce_lib.patches import _level_batch_values, _sample_covariance, patch_checks
+from infonce_lib.reproduce import EXPERIMENTS
+
+FIELD = gaussian_field()
+SMALL = {
+    "m_pairs": 4096,
+    "levels": (1.0, 12.0),
+    "batch_sizes": (4, 16, 64, 256),
+    "cosine_level": 12.0,
+    "cosine_batch_size": 64,
+}
+
+LEVEL_KEYS = {"I", "sigma", "mean_log_ratio", "se", "z", "mi_gap", "max_cov_error"}
+BOUND_KEYS = {"I", "K", "infonce", "infonce_se", "loo", "loo_se"}
+COSINE_KEYS = {"I", "K", "rows", "best_tau", "best_infonce", "optimal_critic"}
+ROW_KEYS = {"tau", "infonce", "se", "cap"}
+
+
+def slow_values(x, y, sigma, K, field=FIELD):
+    """The five per-batch quantities from the public, generic functions."""
+    F = optimal_critic_scores(x, y, sigma, K)
+    R = log_density_ratio_scores(x, y, field, sigma, K)
+    return np.stack(
+        [
+            infonce_bound(F),
+            leave_one_out_bound(F),
+            infonce_bound(R),
+            infonce_bound(F, over="y"),
+            infonce_bound(R, over="y"),
+        ]
+    )
+
+
+# ---------------------------------------------------------------- the fast engine
+
+
+@pytest.mark.parametrize("I", [1.0, 12.0])
+@pytest.mark.parametrize("panel_rows", [8, 32, 128, 512])
+def test_fast_engine_equals_the_public_functions(I, panel_rows):
+    sigma = sigma_for_information(I, FIELD.eigenvalues)
+    x, y = sample_patch_pairs(FIELD, sigma, 1024, seed=7)
+    Ks = (4, 16, 64, 256)
+    fast = _level_batch_values(x, y, sigma, log_p_y(y, FIELD, sigma), Ks, panel_rows)
+    for K in Ks:
+        np.testing.assert_allclose(fast[K], slow_values(x, y, sigma, K), rtol=0, atol=1e-11)
+
+
+def test_fallback_when_exponentials_leave_float64():
+    # sigma = 0.005: off-diagonal scores near -1e5, their exponentials underflow to 0,
+    # so the engine must redo the blocks the max-shifted way (and get huge finite LOO).
+    sigma = 0.005
+    x, y = sample_patch_pairs(FIELD, sigma, 256, seed=1)
+    fast = _level_batch_values(x, y, sigma, log_p_y(y, FIELD, sigma), (4, 64), 32)
+    for K in (4, 64):
+        slow = slow_values(x, y, sigma, K)
+        assert np.all(np.isfinite(fast[K])) and slow[1].min() > 1e3
+        np.testing.assert_allclose(fast[K], slow, rtol=1e-12, atol=1e-9)
+
+
+# ---------------------------------------------------------------- the experiment
+
+
+def test_small_run_matches_the_public_functions_cell_by_cell():
+    r = run_gaussian_patches(**SMALL)
+    for li, I in enumerate(SMALL["levels"]):
+        sigma = sigma_for_information(I, FIELD.eigenvalues)
+        assert r.sigma[li] == sigma
+        x, y = sample_patch_pairs(FIELD, sigma, SMALL["m_pairs"], seed=li)
+        for ki, K in enumerate(SMALL["batch_sizes"]):
+            v = slow_values(x, y, sigma, K)
+            m, se = mean_and_se(v[0])
+            assert r.infonce[li, ki] == pytest.approx(m, abs=1e-12)
+            assert r.infonce_se[li, ki] == pytest.approx(se, rel=1e-9)
+            assert r.loo[li, ki] == pytest.approx(v[1].mean(), abs=1e-12)
+            assert r.infonce_max_minus_log_k[li, ki] == pytest.approx(v[0].max() - math.log(K))
+        if I == SMALL["cosine_level"]:
+            S = cosine_scores(x, y, SMALL["cosine_batch_size"])
+            for ti, tau in enumerate(r.taus):
+                assert r.cosine_infonce[ti] == pytest.approx(
+                    infonce_at_beta(S, 1 / tau).mean(), abs=1e-12
+                )
+            assert r.best_tau == pytest.approx(best_temperature(S).tau, rel=1e-12)
+
+
+def test_result_is_cached_and_read_only():
+    a = run_gaussian_patches(**SMALL)
+    assert run_gaussian_patches(**SMALL) is a
+    with pytest.raises(ValueError, match="read-only"):
+        a.infonce[0, 0] = 0.0
+
+
+def test_json_schema_on_a_small_run():
+    res = reproduce_gaussian_patches(**SMALL).results
+    assert set(res) == {"levels", "bounds", "cosine"}
+    assert [set(row) for row in res["levels"]] == [LEVEL_KEYS] * 2
+    assert [set(row) for row in res["bounds"]] == [BOUND_KEYS] * 8
+    assert set(res["cosine"]) == COSINE_KEYS
+    assert [set(row) for row in res["cosine"]["rows"]] == [ROW_KEYS] * 6
+    assert [(b["I"], b["K"]) for b in res["bounds"]][:2] == [(1.0, 4), (1.0, 16)]
+    assert json.loads(json.dumps(res)) == res  # plain JSON types only
+
+
+def test_a_violated_claim_fails_its_check():
+    r = run_gaussian_patches(**SMALL)
+    assert all(c.passed for c in patch_checks(r) if "every batch value" in c.description)
+    bad = dataclasses.replace(r, infonce_max_minus_log_k=r.infonce_max_minus_log_k + 1.0)
+    failed = [c for c in patch_checks(bad) if not c.passed]
+    assert [c.description for c in failed] == ["every batch value of InfoNCE is <= log K"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"batch_sizes": (4, 24, 256)}, "must divide the largest"),
+        ({"batch_sizes": (16, 4)}, "increasing"),
+        ({"batch_sizes": (1, 4)}, "batch_sizes must be >= 2"),
+        ({"m_pairs": 4000}, "must divide m_pairs"),
+        ({"cosine_level": 3.0}, "cosine_level must be one of"),
+        ({"cosine_batch_size": 32}, "cosine_batch_size must be one of"),
+        ({"levels": (1.0, -2.0)}, "levels must be > 0"),
+    ],
+)
+def test_bad_configurations_raise(change, message):
+    with pytest.raises(ValueError, match=message):
+        run_gaussian_patches(**{**SMALL, **change})
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_registered():
+    assert "gaussian-patches" in EXPERIMENTS
+    assert EXPERIMENTS["gaussian-patches"].load() is reproduce_gaussian_patches
+
+
+def test_full_command_writes_the_documented_json(tmp_path):
+    # The book's full protocol: about 3-5 s on one core.
+    out = tmp_path / "patches.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "infonce_lib", "reproduce", "gaussian-patches", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout
+    for title in ("Table 1", "Table 2", "Table 3", "best tau"):
+        assert title in done.stdout
+    res = json.loads(out.read_text())
+    assert [row["I"] for row in res["levels"]] == [1.0, 3.0, 6.0, 12.0]
+    assert all(set(row) == LEVEL_KEYS for row in res["levels"])
+    assert [(b["I"], b["K"]) for b in res["bounds"]] == [
+        (I, K) for I in (1.0, 3.0, 6.0, 12.0) for K in (4, 16, 64, 256, 1024)
+    ]
+    assert all(set(row) == BOUND_KEYS for row in res["bounds"])
+    assert set(res["cosine"]) == COSINE_KEYS and (res["cosine"]["I"], res["cosine"]["K"]) == (
+        6.0,
+        256,
+    )
+    assert [row["tau"] for row in res["cosine"]["rows"]] == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    # Spot values of the book's tables (4 decimals).
+    cell = next(b for b in res["bounds"] if (b["I"], b["K"]) == (6.0, 256))
+    assert round(cell["infonce"], 4) == 4.6409 and round(cell["loo"], 4) == 7.0464
+    assert round(res["levels"][3]["sigma"], 4) == 1.0591
+
+
+def test_sample_covariance_is_numpys():
+    x, _ = sample_patch_pairs(FIELD, 1.0, 3000, seed=9)
+    np.testing.assert_allclose(_sample_covariance(x), np.cov(x, rowvar=False), atol=1e-13)
