@@ -116,6 +116,14 @@ class GaussianField:
         :math:`L = U \\operatorname{diag}(\\sqrt{\\lambda})`, so that :math:`L L^\\top = C`.
 
     All arrays are read-only.
+
+    Examples
+    --------
+    >>> f = gaussian_field(side=2, length_scale=1.0)
+    >>> f.dim, f.covariance.shape, f.covariance.flags.writeable
+    (4, (4, 4), False)
+    >>> np.round(f.eigenvalues, 4)  # (1 - a)^2, 1 - a^2 (twice), (1 + a)^2 with a = e^{-1/2}
+    array([0.1548, 0.6321, 0.6321, 2.5809])
     """
 
     covariance: np.ndarray

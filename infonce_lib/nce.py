@@ -301,6 +301,18 @@ class NCEFit:
         The optimiser's report (``success``, ``message``, ``nit``, ``nfev``, ...). For a
         batch, the independent problems are solved as one separable problem and this is its
         single report; ``result.fun`` is :math:`-\\sum_b J_b`.
+
+    Examples
+    --------
+    The fit of :func:`fit_nce`'s example (:math:`\\log p_m(u) = c - u^2/2`, one parameter):
+
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(2, 2000))
+    >>> model = lambda th, u: (th[0] - u**2 / 2, np.ones((u.size, 1)))
+    >>> ln = lambda u: -u**2 / 2 - 0.5 * math.log(2 * math.pi)
+    >>> fit = fit_nce(model, [0.0], x, y, ln(x), ln(y))
+    >>> fit.success, fit.theta.shape, fit.nu, bool(fit.objective < 0)
+    (True, (1,), 1.0, True)
     """
 
     theta: np.ndarray
@@ -951,6 +963,14 @@ class GaussianNCESimulation:
         :math:`T_d` and :math:`\\nu` (so :math:`T_n = \\nu T_d`).
     fit : NCEFit
         The (batched) NCE fit with the optimiser's report.
+
+    Examples
+    --------
+    >>> sim = simulate_gaussian_nce(np.eye(1), 500, reps=2, seed=0)
+    >>> sim.precision_nce.shape, sim.c_ml.shape, sim.n_data, sim.nu
+    ((2, 1, 1), (2,), 500, 1.0)
+    >>> round(sim.c, 6)  # -log Z of the standard normal
+    -0.918939
     """
 
     precision: np.ndarray
