@@ -189,7 +189,7 @@ def _check_cosines(cosines) -> np.ndarray:
         raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
     if K < 2:
         raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
-    largest = float(np.abs(S).max())
+    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
     if largest > 1.0 + _ROUND_OFF:
         raise ValueError(
             f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
@@ -212,10 +212,12 @@ def _without_positives(S: np.ndarray) -> np.ndarray:
 class _BetaObjective:
     """Batch values of InfoNCE for the critic ``beta * S``, for many ``beta``, fast.
 
-    The row maxima of ``S`` are subtracted once (``D = S - max_j S``, so ``D <= 0`` and the
-    row maximum of ``beta * D`` is 0 for every ``beta > 0``); each evaluation is then one
-    multiply, one ``exp`` and one sum (a BLAS matrix-vector product), in cache-sized chunks
-    of a scratch buffer. With ``overwrite=True``, ``S`` itself becomes ``D``.
+    Every evaluation works on ``D = S - max_j S`` (so ``D <= 0`` and the row maximum of
+    ``beta * D`` is 0 for every ``beta > 0``): one multiply, one ``exp`` and one sum (a BLAS
+    matrix-vector product), in cache-sized chunks of scratch buffers, so no array of the
+    size of ``S`` is ever allocated. With ``overwrite=True``, ``S`` itself becomes ``D``
+    once (cheaper when many ``beta`` are evaluated); otherwise each chunk of ``D`` is formed
+    in a buffer and ``S`` is left alone. Both give the same numbers, bit for bit.
     """
 
     _CHUNK = 1 << 18  # doubles per chunk (2 MiB): about a core's L2 cache
@@ -223,15 +225,34 @@ class _BetaObjective:
     def __init__(self, S: np.ndarray, *, overwrite: bool = False) -> None:
         B, K, _ = S.shape
         self.K = K
-        idx = np.arange(K)
-        row_max = S.max(axis=-1, keepdims=True)
-        D = np.subtract(S, row_max, out=S if overwrite else None)
-        self.pos = D[:, idx, idx].copy()  # (B, K), <= 0
-        self.D = D.reshape(B * K, K)
         self.B = B
+        idx = np.arange(K)
+        row_max = S.max(axis=-1)  # (B, K)
+        self.pos = S[:, idx, idx] - row_max  # (B, K), <= 0
+        if overwrite:
+            np.subtract(S, row_max[..., None], out=S)
+            self.shift = None
+        else:
+            self.shift = row_max.reshape(B * K)
+        self.D = S.reshape(B * K, K)  # S itself: shifted already, or chunk by chunk
         rows = max(1, self._CHUNK // K)
         self.rows = rows
-        self.buf = np.empty((min(rows, B * K), K))
+        n = min(rows, B * K)
+        self.buf = np.empty((n, K))
+        self.work = np.empty((n, K)) if overwrite else None  # allocated on first need
+        self.shifted = None if overwrite else np.empty((n, K))
+
+    def _chunks(self):
+        """``(start, stop, D[start:stop])``, the shifted rows, chunk by chunk."""
+        n = self.D.shape[0]
+        for start in range(0, n, self.rows):
+            block = self.D[start : start + self.rows]
+            stop = start + block.shape[0]
+            if self.shift is not None:
+                out = self.shifted[: block.shape[0]]
+                np.subtract(block, self.shift[start:stop, None], out=out)
+                block = out
+            yield start, stop, block
 
     def batch_values(self, beta: float) -> np.ndarray:
         """Batch values at one ``beta``: shape (B,)."""
@@ -240,13 +261,10 @@ class _BetaObjective:
     def batch_values_many(self, betas) -> np.ndarray:
         """Batch values at several ``beta`` in one pass over ``D``: shape (len(betas), B)."""
         betas = [float(b) for b in betas]
-        n = self.D.shape[0]
-        den = np.empty((len(betas), n))
+        den = np.empty((len(betas), self.D.shape[0]))
         ones = np.ones(self.K)
-        for start in range(0, n, self.rows):
-            block = self.D[start : start + self.rows]  # read once, reused for every beta
-            stop = start + block.shape[0]
-            buf = self.buf[: block.shape[0]]
+        for start, stop, block in self._chunks():  # read once, reused for every beta
+            buf = self.buf[: stop - start]
             for q, beta in enumerate(betas):
                 with np.errstate(over="ignore", under="ignore"):
                     np.multiply(block, beta, out=buf)  # -inf only if beta * 2 overflows
@@ -271,12 +289,11 @@ class _BetaObjective:
         mean = np.empty(n)
         var = np.empty(n)
         ones = np.ones(K)
-        centred = np.empty_like(self.buf)
-        for start in range(0, n, self.rows):
-            block = self.D[start : start + self.rows]
-            stop = start + block.shape[0]
-            w = self.buf[: block.shape[0]]
-            c = centred[: block.shape[0]]
+        if self.work is None:
+            self.work = np.empty_like(self.buf)
+        for start, stop, block in self._chunks():
+            w = self.buf[: stop - start]
+            c = self.work[: stop - start]
             with np.errstate(over="ignore", under="ignore"):
                 np.multiply(block, beta, out=w)
                 np.exp(w, out=w)  # in [0, 1]; each row's maximum gives exactly 1
@@ -298,6 +315,24 @@ class _BetaObjective:
             (pos - mean).reshape(shape).mean(axis=-1),
             -var.reshape(shape).mean(axis=-1),
         )
+
+    def log_denominators_at_tau(self, tau: float) -> np.ndarray:
+        """``log sum_j exp(D_ij / tau)`` per row, shape (B, K), each in ``[0, log K]``.
+
+        Divides by ``tau`` (never multiplies by ``1/tau``, which is infinite for subnormal
+        ``tau``: ``0 * inf`` would be NaN). This is ``scipy.special.logsumexp`` of
+        ``S / tau`` minus the row maximum, without its own max pass: each sum is at least 1
+        and no term exceeds 1.
+        """
+        out = np.empty(self.D.shape[0])
+        ones = np.ones(self.K)
+        for start, stop, block in self._chunks():
+            buf = self.buf[: stop - start]
+            with np.errstate(over="ignore", under="ignore"):
+                np.divide(block, tau, out=buf)  # -inf where the ratio leaves float64
+                np.exp(buf, out=buf)
+            np.matmul(buf, ones, out=out[start:stop])
+        return np.log(out, out=out).reshape(self.B, self.K)
 
 
 def infonce_at_beta(cosines, beta: float) -> np.ndarray:
@@ -593,9 +628,19 @@ def positive_margins(cosines) -> np.ndarray:
     array([[-0.3,  1.2]])
     """
     S = _check_cosines(cosines)
-    K = S.shape[-1]
+    B, K, _ = S.shape
     idx = np.arange(K)
-    return S[:, idx, idx] - _without_positives(S).max(axis=-1)
+    flat = S.reshape(B * K, K)
+    hardest = np.empty(B * K)
+    rows = max(K, (_BetaObjective._CHUNK // K) // K * K)  # whole batches per chunk
+    buf = np.empty((min(rows, B * K), K))
+    for start in range(0, B * K, rows):
+        block = flat[start : start + rows]
+        work = buf[: block.shape[0]]
+        work[:] = block
+        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
+        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
+    return S[:, idx, idx] - hardest.reshape(B, K)
 
 
 def hardest_negative_triplet_loss(cosines) -> np.ndarray:
@@ -655,9 +700,10 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
         T_b \;\le\; \tau \mathcal{L}_b \;\le\; T_b + \tau \log K, \qquad
         \lim_{\tau \to 0} \tau \mathcal{L}_b = T_b ,
 
-    the :func:`hardest_negative_triplet_loss`. Computed in the second form
-    (``scipy.special.logsumexp`` of non-positive numbers), so tiny :math:`\tau` is exact and
-    warning-free; :math:`\tau \mathcal{L} = \tau(\log K - I_{\mathrm{NCE}})`.
+    the :func:`hardest_negative_triplet_loss`. Computed in the second form (a log-sum-exp of
+    non-positive numbers divided by :math:`\tau`, each row's maximum already subtracted), so
+    tiny :math:`\tau` is exact and warning-free;
+    :math:`\tau \mathcal{L} = \tau(\log K - I_{\mathrm{NCE}})`.
 
     Parameters
     ----------
@@ -684,16 +730,10 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
     """
     S = _check_cosines(cosines)
     t = as_positive_scalar(tau, "tau")
-    K = S.shape[-1]
-    idx = np.arange(K)
-    row_max = S.max(axis=-1)
-    D = S - row_max[..., None]  # <= 0
-    with np.errstate(over="ignore", under="ignore"):
-        D /= t
-        lse = scipy.special.logsumexp(D, axis=-1)  # in [0, log K]
-        spread = t * lse  # tiny tau: underflows harmlessly to 0
-    terms = row_max - S[:, idx, idx] + spread
-    return terms.mean(axis=-1)
+    objective = _BetaObjective(S)
+    with np.errstate(under="ignore"):
+        spread = t * objective.log_denominators_at_tau(t)  # tiny tau: underflows to 0
+    return (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
 
 
 # ---------------------------------------------------------------- Hadsell's margin loss

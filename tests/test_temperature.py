@@ -509,3 +509,10 @@ def test_full_command_prints_the_chapter_5_table(tmp_path):
     ]  # fmt: skip
     assert round(res["best_infonce"], 4) == 4.5023 and round(res["optimal_critic"], 4) == 4.6409
     assert all(row["max_minus_cap"] <= 0 for row in res["rows"])
+
+
+def test_tau_scaled_loss_at_subnormal_tau():
+    S = np.array([[[0.2, 0.5, -0.1], [0.3, 0.9, 0.0], [0.1, -0.4, 0.6]]])
+    T = hardest_negative_triplet_loss(S)
+    np.testing.assert_array_equal(tau_scaled_loss(S, 5e-324), T)  # 1/tau = inf: no NaN
+    assert np.all(np.isfinite(softmax_weights(S, 5e-324)))
