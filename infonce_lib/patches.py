@@ -123,7 +123,7 @@ class PatchExperiment:
     infonce_max_minus_log_k : numpy.ndarray, shape (L, nK)
         Largest batch value of InfoNCE minus :math:`\\log K`.
     ratio_over_x_max_diff : numpy.ndarray, shape (L, nK)
-        Largest |difference| between the batch values of InfoNCE over x with the critics
+        Largest absolute difference between the batch values of InfoNCE over x with the critics
         :math:`\\log p(y|x)` and :math:`\\log p(y|x)/p(y)`.
     infonce_y, infonce_y_se, infonce_y_ratio, infonce_y_ratio_se : numpy.ndarray, shape (L, nK)
         InfoNCE with the softmax over y, for the critics :math:`\\log p(y|x)` and
@@ -848,7 +848,7 @@ def reproduce_gaussian_patches(**config) -> Report:
                         "best_tau", "best_infonce", "optimal_critic"}}
 
         with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats)
-        and ``max_cov_error`` = max over entries of |numpy.cov(x) - C|.
+        and ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``.
     """
     r = run_gaussian_patches(**config)
     return Report(results=r.results(), tables=patch_tables(r), checks=patch_checks(r))
