@@ -75,10 +75,8 @@ def _compare(a, b, path: str = "") -> list[str]:
     return []
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+def measure(repeat: int, verbose: bool = True) -> tuple[dict, list[str]]:
+    """Run both commands ``repeat`` times, alternating; return the times and the mismatches."""
     with tempfile.TemporaryDirectory() as tmp:
         base_json, ours_json = Path(tmp) / "baseline.json", Path(tmp) / "ours.json"
         commands = {
@@ -88,22 +86,64 @@ def main() -> int:
                             "--json", str(ours_json)],
         }  # fmt: skip
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-        print(f"load average before: {os.getloadavg()}")
-        for r in range(args.repeat):
+        for r in range(repeat):
             order = list(commands) if r % 2 == 0 else list(reversed(commands))
             for name in order:
                 wall, cpu = _run(commands[name])
                 times[name].append((wall, cpu))
-                print(f"  run {r + 1} {name:<12} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
-        print(f"load average after:  {os.getloadavg()}")
+                if verbose:
+                    print(f"  run {r + 1} {name:<12} wall {wall:6.2f} s   cpu {cpu:6.2f} s")
         mismatches = _compare(json.loads(base_json.read_text()), json.loads(ours_json.read_text()))
+    return times, mismatches
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Rows for ``make bench``: wall and CPU medians of ours against the baseline."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from common import row
+
+    repeat = 1 if quick else 3
+    times, mismatches = measure(repeat, verbose=False)
+    rows = []
+    for i, kind in enumerate(("wall", "CPU")):
+        ours = statistics.median(t[i] for t in times["infonce_lib"])
+        base = statistics.median(t[i] for t in times["baseline"])
+        rows.append(
+            row(
+                "reproduce gaussian-patches vs baseline",
+                f"{kind} time",
+                ours,
+                peer="benchmarks/baseline_gaussian_patches.py",
+                peer_value=base,
+                target="ratio <= 0.1",
+                met=ours <= 0.1 * base and not mismatches,
+                notes=(
+                    f"medians of {repeat} alternating runs, fresh processes, one BLAS thread; "
+                    + (
+                        "results agree at printed precision"
+                        if not mismatches
+                        else f"{len(mismatches)} results DIFFER"
+                    )
+                ),
+            )
+        )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    times, mismatches = measure(args.repeat)
+    print(f"load average after:  {os.getloadavg()}")
 
     def stats(name: str, i: int) -> tuple[float, float]:
         vals = [t[i] for t in times[name]]
         return min(vals), statistics.median(vals)
 
     print(f"\n{'':<12} {'wall min':>9} {'wall med':>9} {'cpu min':>9} {'cpu med':>9}")
-    for name in commands:
+    for name in times:
         (wmin, wmed), (cmin, cmed) = stats(name, 0), stats(name, 1)
         print(f"{name:<12} {wmin:9.2f} {wmed:9.2f} {cmin:9.2f} {cmed:9.2f}")
     (bw, bwm), (bc, bcm) = stats("baseline", 0), stats("baseline", 1)

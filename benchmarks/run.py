@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 
 from common import format_rows  # noqa: E402
 
-MODULES = ["bench_losses", "bench_notebooks"]
+MODULES = ["bench_losses", "bench_patches", "bench_notebooks"]
 
 
 def _context() -> dict:

@@ -165,13 +165,43 @@ __all__ += [
 ]
 
 # ---- chapter 5: temperature (temperature.py) ----
-
+# (and the cosine cell of the Gaussian patches, patches.py)
+from .patches import (
+    CosineTemperature,
+    patch_level_pairs,
+    reproduce_cosine_temperature,
+    run_cosine_temperature,
+)
 from .temperature import (
     BestTemperature,
+    BetaDerivatives,
     best_temperature,
     cosine_cap,
     cosine_scores,
+    hadsell_contrastive_loss,
+    hardest_negative_triplet_loss,
     infonce_at_beta,
+    infonce_beta_derivatives,
+    positive_margins,
+    softmax_weights,
+    tau_scaled_loss,
 )
 
-__all__ += ["BestTemperature", "best_temperature", "cosine_cap", "cosine_scores", "infonce_at_beta"]
+__all__ += [
+    "BestTemperature",
+    "BetaDerivatives",
+    "CosineTemperature",
+    "best_temperature",
+    "cosine_cap",
+    "cosine_scores",
+    "hadsell_contrastive_loss",
+    "hardest_negative_triplet_loss",
+    "infonce_at_beta",
+    "infonce_beta_derivatives",
+    "patch_level_pairs",
+    "positive_margins",
+    "reproduce_cosine_temperature",
+    "run_cosine_temperature",
+    "softmax_weights",
+    "tau_scaled_loss",
+]

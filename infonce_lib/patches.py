@@ -13,7 +13,11 @@ temperatures and at the best one (:mod:`infonce_lib.temperature`).
 
 :func:`run_gaussian_patches` computes everything once per process (cached; arrays are
 read-only); :func:`reproduce_gaussian_patches` turns it into the tables and checks printed by
-``python -m infonce_lib reproduce gaussian-patches``.
+``python -m infonce_lib reproduce gaussian-patches``. :func:`run_cosine_temperature` computes
+the cosine-critic cell alone, with the same code on the same pairs
+(:func:`patch_level_pairs`), so its numbers are those of ``gaussian-patches``' Table 3
+digit for digit; :func:`reproduce_cosine_temperature` prints it as chapter 5's table
+(``python -m infonce_lib reproduce cosine-temperature``).
 
 How it is fast. The straightforward way (``benchmarks/baseline_gaussian_patches.py``) builds
 a ``(B, K, K)`` array for every quantity and runs a log-sum-exp over each. Here, for each batch
@@ -69,7 +73,15 @@ from .gaussian import (
 from .reproduce import Check, Report, format_table
 from .temperature import _best_beta, _BetaObjective, cosine_cap, cosine_scores
 
-__all__ = ["PatchExperiment", "reproduce_gaussian_patches", "run_gaussian_patches"]
+__all__ = [
+    "CosineTemperature",
+    "PatchExperiment",
+    "patch_level_pairs",
+    "reproduce_cosine_temperature",
+    "reproduce_gaussian_patches",
+    "run_cosine_temperature",
+    "run_gaussian_patches",
+]
 
 LEVELS = (1.0, 3.0, 6.0, 12.0)
 BATCH_SIZES = (4, 16, 64, 256, 1024)
@@ -111,7 +123,7 @@ class PatchExperiment:
     infonce_max_minus_log_k : numpy.ndarray, shape (L, nK)
         Largest batch value of InfoNCE minus :math:`\\log K`.
     ratio_over_x_max_diff : numpy.ndarray, shape (L, nK)
-        Largest |difference| between the batch values of InfoNCE over x with the critics
+        Largest absolute difference between the batch values of InfoNCE over x with the critics
         :math:`\\log p(y|x)` and :math:`\\log p(y|x)/p(y)`.
     infonce_y, infonce_y_se, infonce_y_ratio, infonce_y_ratio_se : numpy.ndarray, shape (L, nK)
         InfoNCE with the softmax over y, for the critics :math:`\\log p(y|x)` and
@@ -458,8 +470,7 @@ def _run_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> Patch
     cosine = None
     for li, target in enumerate(levels):
         lam = field_.eigenvalues
-        sigma = sigma_for_information(target, lam)
-        x, y = sample_patch_pairs(field_, sigma, M, seed=li)
+        sigma, x, y = _level_pairs(field_, target, li, M)
         per_level["sigma"][li] = sigma
         per_level["cov_err"][li] = np.abs(_sample_covariance(x) - C).max()
         per_level["mi_gap"][li] = patch_information(sigma, lam) - patch_information_logdet(
@@ -481,6 +492,7 @@ def _run_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> Patch
         if target == cosine_level:
             cosine = _cosine_table(x, y, cosine_k, taus)
             cosine["optimal"] = float(cells["nce"][li, Ks.index(cosine_k)])
+            cosine.pop("objective")  # the chapter 5 command's extra checks need it; not here
         del x, y, log_py, values
 
     def ro(a):
@@ -536,7 +548,74 @@ def _sample_covariance(x: np.ndarray) -> np.ndarray:
     return cov
 
 
+def _level_pairs(field_, target: float, seed: int, M: int):
+    """Noise level and the ``M`` pairs of one information level (seed = level index)."""
+    sigma = sigma_for_information(target, field_.eigenvalues)
+    x, y = sample_patch_pairs(field_, sigma, M, seed=seed)
+    return sigma, x, y
+
+
+def patch_level_pairs(
+    level: float = 6.0,
+    *,
+    levels=LEVELS,
+    m_pairs: int = M_PAIRS,
+    side: int = 8,
+    length_scale: float = 1.5,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    r"""The pairs of one level of the Gaussian-patch experiment, exactly as it draws them.
+
+    :math:`\sigma` from :func:`~infonce_lib.gaussian.sigma_for_information` for
+    :math:`I = ` ``level``, then ``m_pairs`` pairs :math:`(x, y = x + \sigma\varepsilon)` from
+    :func:`~infonce_lib.gaussian.sample_patch_pairs` with ``seed`` = the index of ``level``
+    in ``levels`` (chapter 3's protocol), so that a chapter can look at the very data behind
+    a table of :func:`run_gaussian_patches` or :func:`run_cosine_temperature`.
+
+    Parameters
+    ----------
+    level : float, default 6
+        The information level in nats; one of ``levels``.
+    levels : sequence of float, default (1, 3, 6, 12)
+        The experiment's levels (they fix the seed).
+    m_pairs : int, default 65536
+        Pairs per level.
+    side, length_scale : int, float
+        The field (:func:`~infonce_lib.gaussian.gaussian_field`).
+
+    Returns
+    -------
+    sigma : float
+        The noise level.
+    x, y : numpy.ndarray, shape (m_pairs, side**2)
+        Patches and their noisy views.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is out of range or ``level`` is not one of ``levels``.
+
+    Examples
+    --------
+    >>> sigma, x, y = patch_level_pairs(6.0, m_pairs=8)
+    >>> round(sigma, 4), x.shape
+    (1.8236, (8, 64))
+    """
+    M = as_int(m_pairs, "m_pairs", minimum=1)
+    lv = tuple(as_positive_scalar(v, "levels") for v in levels)
+    target = as_positive_scalar(level, "level")
+    if target not in lv:
+        raise ValueError(f"level must be one of the levels {lv}; got {target}")
+    field_ = gaussian_field(as_int(side, "side", minimum=1), length_scale)
+    return _level_pairs(field_, target, lv.index(target), M)
+
+
 def _cosine_table(x, y, K, taus) -> dict:
+    """The cosine cell: the six temperatures, the cap and the best temperature.
+
+    The one computation behind Table 3 of ``gaussian-patches`` and the table of
+    ``cosine-temperature``; it also returns the objective (the shifted scores) so that the
+    latter can evaluate derivatives without recomputing them.
+    """
     objective = _BetaObjective(cosine_scores(x, y, K), overwrite=True)
     means, ses, caps, excess = [], [], [], []
     table = objective.batch_values_many([1.0 / tau for tau in taus])
@@ -556,6 +635,7 @@ def _cosine_table(x, y, K, taus) -> dict:
         "max_minus_cap": excess,
         "best": best,
         "best_max_minus_cap": float(best_values.max()) - cosine_cap(K, best.tau),
+        "objective": objective,
     }
 
 
@@ -768,7 +848,304 @@ def reproduce_gaussian_patches(**config) -> Report:
                         "best_tau", "best_infonce", "optimal_critic"}}
 
         with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats)
-        and ``max_cov_error`` = max over entries of |numpy.cov(x) - C|.
+        and ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``.
     """
     r = run_gaussian_patches(**config)
     return Report(results=r.results(), tables=patch_tables(r), checks=patch_checks(r))
+
+
+# ---------------------------------------------------------------- chapter 5: the cosine cell
+
+#: The lesson plan's cap values at K = 256 (LESSONS.md, chapter 5), to three decimals.
+LESSON_CAPS_256 = {0.1: 5.545, 0.2: 5.534, 0.5: 3.810, 1.0: 1.975}
+BETA_BOUNDS = (0.5, 500.0)
+
+
+@dataclass(frozen=True)
+class CosineTemperature:
+    """Results of :func:`run_cosine_temperature` (arrays read-only, float64).
+
+    Attributes
+    ----------
+    level : float
+        The information level :math:`I` in nats.
+    batch_size : int
+        :math:`K`.
+    m_pairs : int
+        :math:`M`, pairs of the level; there are ``M // K`` batches.
+    sigma : float
+        The level's noise.
+    taus : tuple of float
+        The temperatures of the table.
+    infonce, se, cap, max_minus_cap : numpy.ndarray, shape (T,)
+        Mean and SE over batches of InfoNCE for the critic ``cos / tau``; the cap
+        :func:`~infonce_lib.temperature.cosine_cap`; the largest batch value minus the cap.
+    best_tau, best_beta, best_infonce, best_cap, best_max_minus_cap : float
+        The best temperature over :math:`\\beta \\in [0.5, 500]`, its mean bound, its cap and
+        its largest batch value minus the cap.
+    slope_at_best, curvature_at_best : float
+        Mean over batches of :math:`\\mathrm{d}I_{\\mathrm{NCE}}/\\mathrm{d}\\beta` and
+        :math:`\\mathrm{d}^2 I_{\\mathrm{NCE}}/\\mathrm{d}\\beta^2` at :math:`\\beta^\\star`.
+    optimal_critic, optimal_critic_se : float
+        Mean InfoNCE of :math:`\\log p(y|x)` at the same :math:`K`, and its SE.
+    config : mapping
+        The field, the levels and the seed, read-only.
+    """
+
+    level: float
+    batch_size: int
+    m_pairs: int
+    sigma: float
+    taus: tuple
+    infonce: np.ndarray
+    se: np.ndarray
+    cap: np.ndarray
+    max_minus_cap: np.ndarray
+    best_tau: float
+    best_beta: float
+    best_infonce: float
+    best_cap: float
+    best_max_minus_cap: float
+    slope_at_best: float
+    curvature_at_best: float
+    optimal_critic: float
+    optimal_critic_se: float
+    config: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def results(self) -> dict:
+        """The JSON-able results of ``reproduce cosine-temperature --json`` (unrounded)."""
+        rows = [
+            {
+                "tau": float(t),
+                "infonce": float(self.infonce[ti]),
+                "se": float(self.se[ti]),
+                "cap": float(self.cap[ti]),
+                "max_minus_cap": float(self.max_minus_cap[ti]),
+            }
+            for ti, t in enumerate(self.taus)
+        ]
+        return {
+            "I": float(self.level),
+            "K": int(self.batch_size),
+            "m_pairs": int(self.m_pairs),
+            "sigma": float(self.sigma),
+            "rows": rows,
+            "best_tau": float(self.best_tau),
+            "best_beta": float(self.best_beta),
+            "best_infonce": float(self.best_infonce),
+            "best_cap": float(self.best_cap),
+            "best_max_minus_cap": float(self.best_max_minus_cap),
+            "slope_at_best": float(self.slope_at_best),
+            "curvature_at_best": float(self.curvature_at_best),
+            "optimal_critic": float(self.optimal_critic),
+            "optimal_critic_se": float(self.optimal_critic_se),
+        }
+
+
+def run_cosine_temperature(
+    *,
+    m_pairs: int = M_PAIRS,
+    levels=LEVELS,
+    batch_sizes=BATCH_SIZES,
+    taus=TAUS,
+    cosine_level: float = 6.0,
+    cosine_batch_size: int = 256,
+    side: int = 8,
+    length_scale: float = 1.5,
+) -> CosineTemperature:
+    r"""The cosine-critic cell of the Gaussian-patch experiment, alone (cached per process).
+
+    Takes the configuration of :func:`run_gaussian_patches` and computes only its cosine
+    cell, with the same code on the same pairs: the level ``cosine_level`` drawn by
+    :func:`patch_level_pairs`; for each :math:`\tau` the batch values of
+    :func:`~infonce_lib.temperature.infonce_at_beta` at :math:`\beta = 1/\tau` on the
+    cosines of the raw patches (mean, SE, and the largest minus
+    :func:`~infonce_lib.temperature.cosine_cap`); the best temperature by bounded scalar
+    optimisation over :math:`\beta \in [0.5, 500]`
+    (:func:`~infonce_lib.temperature.best_temperature`), with the slope and curvature there
+    (:func:`~infonce_lib.temperature.infonce_beta_derivatives`); and the optimal critic
+    :math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3 (run over
+    all ``batch_sizes`` of the level, so its digits are Table 2's). Every number of
+    ``gaussian-patches``' Table 3 comes out identical, in about a third of its time
+    (the other levels are not drawn).
+
+    Parameters
+    ----------
+    m_pairs, levels, batch_sizes, taus, cosine_level, cosine_batch_size, side, length_scale
+        As :func:`run_gaussian_patches` (the same defaults: :math:`I = 6`, :math:`K = 256`,
+        :math:`\tau \in \{0.02, 0.05, 0.1, 0.2, 0.5, 1\}`).
+
+    Returns
+    -------
+    CosineTemperature
+        Shared by every caller with the same arguments; its arrays are read-only.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is out of range (as :func:`run_gaussian_patches`).
+
+    Examples
+    --------
+    >>> r = run_cosine_temperature(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+    ...                            cosine_level=2.0, cosine_batch_size=64)
+    >>> bool(np.all(r.max_minus_cap <= 0)), bool(r.curvature_at_best < 0)
+    (True, True)
+    """
+    M, lv, Ks, ts, cl, ck = _check_config(
+        m_pairs, levels, batch_sizes, taus, cosine_level, cosine_batch_size
+    )
+    side = as_int(side, "side", minimum=1)
+    ell = as_positive_scalar(length_scale, "length_scale")
+    return _cosine_cached(M, lv, Ks, ts, cl, ck, side, ell)
+
+
+@functools.lru_cache(maxsize=4)
+def _cosine_cached(M, levels, Ks, taus, cosine_level, cosine_k, side, ell) -> CosineTemperature:
+    field_ = gaussian_field(side, ell)
+    li = levels.index(cosine_level)
+    sigma, x, y = _level_pairs(field_, cosine_level, li, M)
+    log_py = _log_p_y(y, field_, sigma)
+    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, Ks)[cosine_k][0])
+    del log_py
+    table = _cosine_table(x, y, cosine_k, taus)
+    del x, y
+    best = table["best"]
+    _, slope, curvature = table["objective"].derivatives(best.beta)
+    del table["objective"]
+
+    def ro(a):
+        a = np.asarray(a, dtype=np.float64)
+        a.setflags(write=False)
+        return a
+
+    return CosineTemperature(
+        level=cosine_level,
+        batch_size=cosine_k,
+        m_pairs=M,
+        sigma=float(sigma),
+        taus=taus,
+        infonce=ro(table["mean"]),
+        se=ro(table["se"]),
+        cap=ro(table["cap"]),
+        max_minus_cap=ro(table["max_minus_cap"]),
+        best_tau=best.tau,
+        best_beta=best.beta,
+        best_infonce=best.infonce,
+        best_cap=cosine_cap(cosine_k, best.tau),
+        best_max_minus_cap=table["best_max_minus_cap"],
+        slope_at_best=float(slope.mean()),
+        curvature_at_best=float(curvature.mean()),
+        optimal_critic=optimal[0],
+        optimal_critic_se=optimal[1],
+        config=MappingProxyType(
+            {"side": side, "length_scale": ell, "levels": levels, "seed": li, "batch_sizes": Ks}
+        ),
+    )
+
+
+def _slope(v: float) -> str:
+    """The slope at the optimum, printed the same on every machine."""
+    return "|dI/dbeta| < 1e-04" if abs(v) < 1e-4 else f"dI/dbeta = {v:.1e}"
+
+
+def cosine_temperature_table(r: CosineTemperature) -> str:
+    """Chapter 5's table as text (4 decimals)."""
+    table = format_table(
+        ["tau", "InfoNCE", "SE", "cap", "max batch - cap"],
+        [
+            [t, r.infonce[ti], r.se[ti], r.cap[ti], _f4(r.max_minus_cap[ti])]
+            for ti, t in enumerate(r.taus)
+        ],
+        ["g", ".4f", ".4f", ".4f", ""],
+    )
+    side = r.config["side"]
+    return "\n".join(
+        [
+            f"Cosine critic cos(x, y)/tau on raw {side}x{side} Gaussian patches: "
+            f"I = {r.level:g} nats, K = {r.batch_size},",
+            f"M = {r.m_pairs} pairs ({r.m_pairs // r.batch_size} batches), "
+            f"sigma = {r.sigma:.4f}, seed = {r.config['seed']} (the level's index)",
+            table,
+            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}; bounded search, beta in "
+            f"[{BETA_BOUNDS[0]:g}, {BETA_BOUNDS[1]:g}])",
+            f"  InfoNCE = {r.best_infonce:.4f}, cap = {r.best_cap:.4f}, "
+            f"max batch - cap = {_f4(r.best_max_minus_cap)}",
+            f"  slope {_slope(r.slope_at_best)}, curvature d2I/dbeta2 = {r.curvature_at_best:.2e}",
+            f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f} "
+            f"(SE {r.optimal_critic_se:.4f})",
+        ]
+    )
+
+
+def cosine_temperature_checks(r: CosineTemperature) -> list[Check]:
+    """The checks of chapter 5's experiment."""
+    checks = []
+    if r.batch_size == 256:
+        got = {t: round(cosine_cap(256, t), 3) for t in LESSON_CAPS_256}
+        checks.append(
+            Check(
+                "the cap at K = 256 rounds to the lesson plan's 5.545, 5.534, 3.810, 1.975 at "
+                "tau = 0.1, 0.2, 0.5, 1",
+                got == LESSON_CAPS_256,
+                ", ".join(f"tau={t:g}: {v:.3f}" for t, v in got.items()),
+            )
+        )
+    excess = max(float(np.max(r.max_minus_cap)), r.best_max_minus_cap)
+    checks.append(
+        Check(
+            "no batch exceeds the cap: largest batch value - cap <= 0 at every tau (and the best)",
+            excess <= 0.0,
+            f"largest {_f4(excess)}",
+        )
+    )
+    checks.append(
+        Check(
+            "the best tau does at least as well as every tau of the table",
+            bool(r.best_infonce >= np.max(r.infonce)),
+            f"{r.best_infonce:.4f} >= {np.max(r.infonce):.4f}",
+        )
+    )
+    lo, hi = BETA_BOUNDS
+    interior = lo * 1.01 < r.best_beta < hi / 1.01
+    checks.append(
+        Check(
+            "the best beta is an interior maximum: inside the interval, |dI/dbeta| < 1e-4, "
+            "d2I/dbeta2 < 0",
+            bool(interior and abs(r.slope_at_best) < 1e-4 and r.curvature_at_best < 0),
+            f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
+            f"curvature {r.curvature_at_best:.2e}",
+        )
+    )
+    checks.append(
+        Check(
+            "the optimal critic beats the best cosine critic at the same K",
+            r.optimal_critic > r.best_infonce,
+            f"{r.optimal_critic:.4f} > {r.best_infonce:.4f}",
+        )
+    )
+    return checks
+
+
+def reproduce_cosine_temperature(**config) -> Report:
+    """``python -m infonce_lib reproduce cosine-temperature``: chapter 5's table and checks.
+
+    Parameters
+    ----------
+    **config
+        Passed to :func:`run_cosine_temperature` (the defaults are the book's protocol).
+
+    Returns
+    -------
+    Report
+        ``results`` is :meth:`CosineTemperature.results`::
+
+            {"I", "K", "m_pairs", "sigma",
+             "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap"}, ...],
+             "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
+             "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se"}
+    """
+    r = run_cosine_temperature(**config)
+    return Report(
+        results=r.results(), tables=cosine_temperature_table(r), checks=cosine_temperature_checks(r)
+    )

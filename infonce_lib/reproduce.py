@@ -127,6 +127,14 @@ _register(
 )
 
 # ---- chapter 5 ----
+_register(
+    Experiment(
+        "cosine-temperature",
+        "infonce_lib.patches:reproduce_cosine_temperature",
+        "the cosine critic's InfoNCE, cap and best temperature at I = 6, K = 256",
+        "chapter 5",
+    )
+)
 
 
 def run_experiment(name: str) -> Report:

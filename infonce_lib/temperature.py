@@ -1,4 +1,4 @@
-r"""Temperature: the cap that a bounded critic puts on InfoNCE.
+r"""Temperature: the cap that a bounded critic puts on InfoNCE, and what the temperature does.
 
 A cosine critic scores :math:`f(x, y) = s(x, y) / \tau = \beta\, s(x, y)` with
 :math:`s \in [-1, 1]` and :math:`\beta = 1/\tau`. The positive scores at most :math:`\beta`
@@ -8,31 +8,56 @@ and every negative at least :math:`-\beta`, so each term of :math:`I_{\mathrm{NC
 
     \log K - \log\big(1 + (K - 1)\, e^{-2/\tau}\big),
 
-whatever the encoder. For fixed scores, :math:`I_{\mathrm{NCE}}(\beta)` is a linear term
-minus a log-sum-exp of linear terms, hence concave in :math:`\beta`: any local maximum is the
-global one.
+whatever the encoder (:func:`cosine_cap`). For fixed scores, :math:`I_{\mathrm{NCE}}(\beta)` is
+a linear term minus a log-sum-exp of linear terms, hence concave in :math:`\beta`: its second
+derivative is minus a softmax-weighted variance (:func:`infonce_beta_derivatives`), so any
+local maximum is the global one (:func:`best_temperature`). If some negative outscores its
+positive, the bound falls without limit as :math:`\beta \to \infty`, with slope tending to
+minus the hardest-negative triplet loss.
 
-This module holds what chapter 5's cosine-critic table needs (the cap, the bound as a
-function of :math:`\beta` for fixed cosine scores, the best temperature); chapter 5 extends it.
+The temperature also decides how the gradient's push is shared among the negatives (the
+softmax weights, :func:`softmax_weights`), and as :math:`\tau \to 0` the scaled loss
+:math:`\tau \mathcal{L}` (:func:`tau_scaled_loss`) tends to a zero-margin triplet loss on the
+hardest negative (:func:`hardest_negative_triplet_loss`). Hadsell, Chopra & LeCun's (2006)
+"contrastive loss" (:func:`hadsell_contrastive_loss`) is a margin loss of another kind: on
+pairs, with no softmax and no temperature.
+
+Shapes. Cosine scores come in batches, ``cosines[b, i, j]`` :math:`= s(x_j, y_i)` with shape
+``(B, K, K)``, positives on the diagonal, the softmax over the candidates :math:`x_j` (the
+last axis; Poole et al., 2019, eq. 12), as in :mod:`infonce_lib.bounds`. Every function
+needs :math:`K \ge 2` (a batch of one has no negative) and scores in :math:`[-1, 1]` (up to
+round-off of :math:`10^{-12}`; never clipped).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+import scipy.special
 from scipy.optimize import minimize_scalar
 
 from ._validation import as_int, as_positive_scalar, as_real_array, check_same_shape
 
 __all__ = [
     "BestTemperature",
+    "BetaDerivatives",
     "best_temperature",
     "cosine_cap",
     "cosine_scores",
+    "hadsell_contrastive_loss",
+    "hardest_negative_triplet_loss",
     "infonce_at_beta",
+    "infonce_beta_derivatives",
+    "positive_margins",
+    "softmax_weights",
+    "tau_scaled_loss",
 ]
+
+
+# ---------------------------------------------------------------- the cap
 
 
 def cosine_cap(batch_size: int, tau):
@@ -44,16 +69,17 @@ def cosine_cap(batch_size: int, tau):
 
     Every batch value of :math:`I_{\mathrm{NCE}}` with scores :math:`s/\tau`,
     :math:`s \in [-1, 1]`, is at most this (the positive at :math:`+1/\tau`, all negatives at
-    :math:`-1/\tau`). Computed stably at both ends: for :math:`\tau < 2` as
-    :math:`\log K - \operatorname{logaddexp}(0, \log(K-1) - 2/\tau)` (so :math:`\tau \to 0`
-    gives :math:`\log K` without overflow); for :math:`\tau \ge 2` as
-    :math:`-\operatorname{log1p}\big(\tfrac{K-1}{K}\operatorname{expm1}(-2/\tau)\big)`, which keeps
-    its relative accuracy as :math:`\tau \to \infty` (cap :math:`\approx 2(K-1)/(K\tau)`).
+    :math:`-1/\tau`); the extreme critic attains it. Computed stably at both ends: for
+    :math:`\tau < 2` as :math:`\log K - \operatorname{logaddexp}(0, \log(K-1) - 2/\tau)` (so
+    :math:`\tau \to 0` gives :math:`\log K` without overflow); for :math:`\tau \ge 2` as
+    :math:`-\operatorname{log1p}\big(\tfrac{K-1}{K}\operatorname{expm1}(-2/\tau)\big)`, which
+    keeps its relative accuracy as :math:`\tau \to \infty` (cap
+    :math:`\approx 2(K-1)/(K\tau)`). No warnings for any finite :math:`\tau > 0`.
 
     Parameters
     ----------
     batch_size : int
-        :math:`K \ge 1` (``K = 1`` gives 0).
+        :math:`K \ge 2` (a batch of one has no negative; its InfoNCE is identically 0).
     tau : float or array_like
         Temperatures :math:`\tau > 0`, finite.
 
@@ -61,12 +87,12 @@ def cosine_cap(batch_size: int, tau):
     -------
     float or numpy.ndarray
         A float for a scalar ``tau``, else an array of ``tau``'s shape; in
-        :math:`[0, \log K]`.
+        :math:`(0, \log K]`.
 
     Raises
     ------
     TypeError, ValueError
-        If ``batch_size`` is not an integer ``>= 1`` or a temperature is not finite and
+        If ``batch_size`` is not an integer ``>= 2`` or a temperature is not finite and
         positive.
 
     Examples
@@ -76,7 +102,7 @@ def cosine_cap(batch_size: int, tau):
     >>> cosine_cap(256, 1e-3) == math.log(256), f"{cosine_cap(256, 1e20):.4e}"
     (True, '1.9922e-20')
     """
-    K = as_int(batch_size, "batch_size", minimum=1)
+    K = as_int(batch_size, "batch_size", minimum=2)
     scalar = np.ndim(tau) == 0
     if scalar:
         t = np.array([as_positive_scalar(tau, "tau")])
@@ -86,14 +112,15 @@ def cosine_cap(batch_size: int, tau):
             raise ValueError(f"tau must be > 0; got minimum {t.min()}")
     out = np.empty_like(t)
     small = t < 2.0
-    if K == 1:
-        out[:] = 0.0
-    else:
-        ts = t[small]
+    ts = t[small]
+    with np.errstate(over="ignore", under="ignore"):  # 2/tau = inf for subnormal tau: fine
         out[small] = math.log(K) - np.logaddexp(0.0, math.log(K - 1) - 2.0 / ts)
-        tl = t[~small]
-        out[~small] = -np.log1p(((K - 1) / K) * np.expm1(-2.0 / tl))
+    tl = t[~small]
+    out[~small] = -np.log1p(((K - 1) / K) * np.expm1(-2.0 / tl))
     return float(out[0]) if scalar else out
+
+
+# ---------------------------------------------------------------- cosine scores
 
 
 def cosine_scores(x, y, batch_size: int) -> np.ndarray:
@@ -161,8 +188,8 @@ def _check_cosines(cosines) -> np.ndarray:
     if K != K2:
         raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
     if K < 2:
-        raise ValueError(f"cosines needs batches of K >= 2; got K = {K}")
-    largest = float(np.abs(S).max())
+        raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
+    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
     if largest > 1.0 + _ROUND_OFF:
         raise ValueError(
             f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
@@ -170,13 +197,27 @@ def _check_cosines(cosines) -> np.ndarray:
     return S
 
 
+def _without_positives(S: np.ndarray) -> np.ndarray:
+    """A copy of ``S`` with every positive (the diagonal) set to ``-inf``, by index."""
+    K = S.shape[-1]
+    idx = np.arange(K)
+    N = S.copy()
+    N[..., idx, idx] = -np.inf
+    return N
+
+
+# ---------------------------------------------------------------- I_NCE(beta)
+
+
 class _BetaObjective:
     """Batch values of InfoNCE for the critic ``beta * S``, for many ``beta``, fast.
 
-    The row maxima of ``S`` are subtracted once (``D = S - max_j S``, so ``D <= 0`` and the
-    row maximum of ``beta * D`` is 0 for every ``beta > 0``); each evaluation is then one
-    multiply, one ``exp`` and one sum (a BLAS matrix-vector product), in cache-sized chunks
-    of a scratch buffer. With ``overwrite=True``, ``S`` itself becomes ``D``.
+    Every evaluation works on ``D = S - max_j S`` (so ``D <= 0`` and the row maximum of
+    ``beta * D`` is 0 for every ``beta > 0``): one multiply, one ``exp`` and one sum (a BLAS
+    matrix-vector product), in cache-sized chunks of scratch buffers, so no array of the
+    size of ``S`` is ever allocated. With ``overwrite=True``, ``S`` itself becomes ``D``
+    once (cheaper when many ``beta`` are evaluated); otherwise each chunk of ``D`` is formed
+    in a buffer and ``S`` is left alone. Both give the same numbers, bit for bit.
     """
 
     _CHUNK = 1 << 18  # doubles per chunk (2 MiB): about a core's L2 cache
@@ -184,15 +225,34 @@ class _BetaObjective:
     def __init__(self, S: np.ndarray, *, overwrite: bool = False) -> None:
         B, K, _ = S.shape
         self.K = K
-        idx = np.arange(K)
-        row_max = S.max(axis=-1, keepdims=True)
-        D = np.subtract(S, row_max, out=S if overwrite else None)
-        self.pos = D[:, idx, idx].copy()  # (B, K), <= 0
-        self.D = D.reshape(B * K, K)
         self.B = B
+        idx = np.arange(K)
+        row_max = S.max(axis=-1)  # (B, K)
+        self.pos = S[:, idx, idx] - row_max  # (B, K), <= 0
+        if overwrite:
+            np.subtract(S, row_max[..., None], out=S)
+            self.shift = None
+        else:
+            self.shift = row_max.reshape(B * K)
+        self.D = S.reshape(B * K, K)  # S itself: shifted already, or chunk by chunk
         rows = max(1, self._CHUNK // K)
         self.rows = rows
-        self.buf = np.empty((min(rows, B * K), K))
+        n = min(rows, B * K)
+        self.buf = np.empty((n, K))
+        self.work = np.empty((n, K)) if overwrite else None  # allocated on first need
+        self.shifted = None if overwrite else np.empty((n, K))
+
+    def _chunks(self):
+        """``(start, stop, D[start:stop])``, the shifted rows, chunk by chunk."""
+        n = self.D.shape[0]
+        for start in range(0, n, self.rows):
+            block = self.D[start : start + self.rows]
+            stop = start + block.shape[0]
+            if self.shift is not None:
+                out = self.shifted[: block.shape[0]]
+                np.subtract(block, self.shift[start:stop, None], out=out)
+                block = out
+            yield start, stop, block
 
     def batch_values(self, beta: float) -> np.ndarray:
         """Batch values at one ``beta``: shape (B,)."""
@@ -201,21 +261,78 @@ class _BetaObjective:
     def batch_values_many(self, betas) -> np.ndarray:
         """Batch values at several ``beta`` in one pass over ``D``: shape (len(betas), B)."""
         betas = [float(b) for b in betas]
-        n = self.D.shape[0]
-        den = np.empty((len(betas), n))
+        den = np.empty((len(betas), self.D.shape[0]))
         ones = np.ones(self.K)
-        for start in range(0, n, self.rows):
-            block = self.D[start : start + self.rows]  # read once, reused for every beta
-            stop = start + block.shape[0]
-            buf = self.buf[: block.shape[0]]
+        for start, stop, block in self._chunks():  # read once, reused for every beta
+            buf = self.buf[: stop - start]
             for q, beta in enumerate(betas):
-                np.multiply(block, beta, out=buf)
-                np.exp(buf, out=buf)
+                with np.errstate(over="ignore", under="ignore"):
+                    np.multiply(block, beta, out=buf)  # -inf only if beta * 2 overflows
+                    np.exp(buf, out=buf)
                 np.matmul(buf, ones, out=den[q, start:stop])
         np.log(den, out=den)
-        terms = np.multiply.outer(betas, self.pos.reshape(-1))
+        with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: the true limit
+            terms = np.multiply.outer(betas, self.pos.reshape(-1))
         terms -= den
         return math.log(self.K) + terms.reshape(len(betas), self.B, self.K).mean(axis=-1)
+
+    def derivatives(self, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Batch values and their first and second derivatives in ``beta``: each (B,).
+
+        Per row, with ``p = softmax(beta * D)``: the first derivative is ``D_ii - sum p D``,
+        the second ``-sum p (D - m)^2`` with ``m = sum p D`` (centred, so exactly ``<= 0``).
+        ``D`` differs from ``S`` by a constant per row, which changes neither.
+        """
+        beta = float(beta)
+        n, K = self.D.shape
+        den = np.empty(n)
+        mean = np.empty(n)
+        var = np.empty(n)
+        ones = np.ones(K)
+        if self.work is None:
+            self.work = np.empty_like(self.buf)
+        for start, stop, block in self._chunks():
+            w = self.buf[: stop - start]
+            c = self.work[: stop - start]
+            with np.errstate(over="ignore", under="ignore"):
+                np.multiply(block, beta, out=w)
+                np.exp(w, out=w)  # in [0, 1]; each row's maximum gives exactly 1
+            np.matmul(w, ones, out=den[start:stop])  # >= 1
+            np.multiply(w, block, out=c)
+            np.matmul(c, ones, out=mean[start:stop])
+            mean[start:stop] /= den[start:stop]  # E_p[D], in [-2, 0]
+            np.subtract(block, mean[start:stop, None], out=c)
+            np.square(c, out=c)
+            c *= w
+            np.matmul(c, ones, out=var[start:stop])
+            var[start:stop] /= den[start:stop]  # a sum of non-negative terms: >= 0
+        pos = self.pos.reshape(-1)
+        with np.errstate(over="ignore"):
+            value = beta * pos - np.log(den)
+        shape = (self.B, self.K)
+        return (
+            math.log(self.K) + value.reshape(shape).mean(axis=-1),
+            (pos - mean).reshape(shape).mean(axis=-1),
+            -var.reshape(shape).mean(axis=-1),
+        )
+
+    def log_denominators_at_tau(self, tau: float) -> np.ndarray:
+        """``log sum_j exp(D_ij / tau)`` per row, shape (B, K), each in ``[0, log K]``.
+
+        Divides by ``tau`` (never multiplies by ``1/tau``, which is infinite for subnormal
+        ``tau``: ``0 * inf`` would be NaN). This is ``scipy.special.logsumexp`` of
+        ``S / tau`` minus the row maximum, without its own max pass: each sum is at least 1
+        and no term exceeds 1.
+        """
+        out = np.empty(self.D.shape[0])
+        ones = np.ones(self.K)
+        for start, stop, block in self._chunks():
+            buf = self.buf[: stop - start]
+            with np.errstate(over="ignore", under="ignore"):
+                np.divide(block, tau, out=buf)  # -inf where the ratio leaves float64
+                np.exp(buf, out=buf)
+            np.matmul(buf, ones, out=out[start:stop])
+        return np.log(out, out=out).reshape(self.B, self.K)
 
 
 def infonce_at_beta(cosines, beta: float) -> np.ndarray:
@@ -227,7 +344,8 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
         \Big(\beta S_{bii} - \log \sum_j e^{\beta S_{bij}}\Big),
 
     the softmax over the candidates :math:`x_j` (Poole et al., 2019, eq. 12). Concave in
-    :math:`\beta`; each batch value is at most :func:`cosine_cap` ``(K, 1/beta)``.
+    :math:`\beta` (:func:`infonce_beta_derivatives`); each batch value is at most
+    :func:`cosine_cap` ``(K, 1/beta)``.
 
     Parameters
     ----------
@@ -239,7 +357,8 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
-        One value per batch.
+        One value per batch (``-inf`` only where the true value is below the float64
+        range, at :math:`\beta > 10^{308}`).
 
     Raises
     ------
@@ -258,6 +377,81 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
     S = _check_cosines(cosines)
     b = as_positive_scalar(beta, "beta")
     return _BetaObjective(S).batch_values(b)
+
+
+class BetaDerivatives(NamedTuple):
+    r"""The result of :func:`infonce_beta_derivatives`: per batch, shape (B,) each.
+
+    Attributes
+    ----------
+    value : numpy.ndarray
+        :math:`I_{\mathrm{NCE}}(\beta)`, as :func:`infonce_at_beta`.
+    first : numpy.ndarray
+        :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta`.
+    second : numpy.ndarray
+        :math:`\mathrm{d}^2 I_{\mathrm{NCE}}/\mathrm{d}\beta^2`, always :math:`\le 0`.
+    """
+
+    value: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+
+
+def infonce_beta_derivatives(cosines, beta: float) -> BetaDerivatives:
+    r"""InfoNCE of a cosine critic and its first two derivatives in :math:`\beta = 1/\tau`.
+
+    With :math:`p_{ij} = e^{\beta S_{ij}} / \sum_k e^{\beta S_{ik}}` (the softmax over the
+    candidates of row :math:`i`) and :math:`\bar S_i = \sum_j p_{ij} S_{ij}`, differentiating
+    :func:`infonce_at_beta` gives, per batch,
+
+    .. math::
+
+        \frac{\mathrm{d} I_{\mathrm{NCE}}}{\mathrm{d}\beta}
+        = \frac1K \sum_i \big(S_{ii} - \bar S_i\big), \qquad
+        \frac{\mathrm{d}^2 I_{\mathrm{NCE}}}{\mathrm{d}\beta^2}
+        = -\frac1K \sum_i \sum_j p_{ij} \big(S_{ij} - \bar S_i\big)^2 \;\le\; 0 .
+
+    The second derivative is minus the softmax-weighted variance of each row's scores,
+    averaged: :math:`I_{\mathrm{NCE}}` is concave in :math:`\beta` (the derivative of a
+    log-sum-exp is the softmax mean, that of the mean is the variance). It is computed in
+    its centred form, a sum of non-negative terms, so the sign holds exactly in floating
+    point too. As :math:`\beta \to \infty` the first derivative tends to
+    :math:`\frac1K \sum_i (S_{ii} - \max_j S_{ij})`, minus
+    :func:`hardest_negative_triplet_loss`: negative, and the bound falls without limit, as
+    soon as one negative outscores its positive.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+    beta : float
+        :math:`\beta > 0`.
+
+    Returns
+    -------
+    BetaDerivatives
+        ``value``, ``first``, ``second``, each of shape (B,).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`.
+
+    Examples
+    --------
+    One row whose negative (0.5) beats its positive (0.2), one whose positive wins: the
+    slope tends to the mean of 0.2 - 0.5 and 0, that is -0.15.
+
+    >>> S = np.array([[[0.2, 0.5], [-0.3, 0.9]]])
+    >>> d = infonce_beta_derivatives(S, 3.0)
+    >>> float(d.second[0]) <= 0.0
+    True
+    >>> round(float(infonce_beta_derivatives(S, 1e4).first[0]), 6)
+    -0.15
+    """
+    S = _check_cosines(cosines)
+    b = as_positive_scalar(beta, "beta")
+    return BetaDerivatives(*_BetaObjective(S).derivatives(b))
 
 
 @dataclass(frozen=True)
@@ -291,8 +485,9 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = (0.5, 500.0)) -
         \frac1B \sum_b I_{\mathrm{NCE}}^{(b)}(\beta), \qquad \tau^\star = 1/\beta^\star,
 
     by bounded scalar optimisation (``scipy.optimize.minimize_scalar``,
-    ``method="bounded"``, default tolerance). The objective is concave in :math:`\beta`, so
-    a local maximum in the interval is the global one there.
+    ``method="bounded"``, default tolerance). The objective is concave in :math:`\beta`
+    (:func:`infonce_beta_derivatives`), so a local maximum in the interval is the global
+    one there.
 
     Parameters
     ----------
@@ -339,3 +534,263 @@ def _best_beta(objective: _BetaObjective, lo: float, hi: float) -> BestTemperatu
     )
     beta = float(res.x)
     return BestTemperature(tau=1.0 / beta, beta=beta, infonce=float(-res.fun), evaluations=res.nfev)
+
+
+# ---------------------------------------------------------------- how tau shares the push
+
+
+def softmax_weights(cosines, tau: float, *, negatives_only: bool = False) -> np.ndarray:
+    r"""The softmax weights that temperature :math:`\tau` gives the candidates of each row.
+
+    .. math::
+
+        p_{bij} = \frac{e^{S_{bij}/\tau}}{\sum_k e^{S_{bik}/\tau}}, \qquad
+        q_{bij} = \frac{e^{S_{bij}/\tau}}{\sum_{k \ne i} e^{S_{bik}/\tau}} \quad (j \ne i).
+
+    The gradient of the loss pushes negative :math:`j` of anchor :math:`i` in proportion to
+    :math:`p_{ij}` (chapter 2; van den Oord et al., 2018): the weights say how
+    :math:`\tau` shares the push among the negatives. With ``negatives_only=True`` the
+    positive is removed by index and the weights :math:`q` are renormalised over the
+    :math:`K - 1` negatives (each row sums to 1; the diagonal is 0): the *share* of the push
+    that each negative gets. Computed as ``scipy.special.softmax`` of
+    :math:`(S - \max_j S)/\tau \le 0`, so any :math:`\tau > 0` is safe (as :math:`\tau \to 0`
+    the weights tend to an equal split among each row's largest scores).
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+    tau : float
+        :math:`\tau > 0`.
+    negatives_only : bool, default False
+        Renormalise over the negatives (positive excluded) instead of all candidates.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, K, K)
+        Non-negative weights; every row sums to 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`, or ``tau`` not finite and positive.
+
+    Examples
+    --------
+    >>> S = np.array([[[0.9, 0.3, 0.1], [0.0, 0.8, 0.2], [0.1, 0.1, 0.7]]])
+    >>> np.round(softmax_weights(S, 0.5)[0, 0], 4)
+    array([0.6653, 0.2004, 0.1343])
+    >>> np.round(softmax_weights(S, 0.5, negatives_only=True)[0, 0], 4)
+    array([0.    , 0.5987, 0.4013])
+    """
+    S = _check_cosines(cosines)
+    t = as_positive_scalar(tau, "tau")
+    W = _without_positives(S) if negatives_only else S.copy()
+    W -= W.max(axis=-1, keepdims=True)  # <= 0; -inf stays -inf (the excluded positives)
+    with np.errstate(over="ignore", under="ignore"):
+        W /= t  # -inf where tau is so small that the ratio leaves float64: weight 0
+        return scipy.special.softmax(W, axis=-1)
+
+
+# ---------------------------------------------------------------- the limit tau -> 0
+
+
+def positive_margins(cosines) -> np.ndarray:
+    r"""How far each positive beats its hardest negative: :math:`S_{ii} - \max_{j \ne i} S_{ij}`.
+
+    .. math::
+
+        m_{bi} = S_{bii} - \max_{j \ne i} S_{bij}
+
+    (the maximum over the negatives only, the positive excluded by index). A negative
+    margin means some negative outscores its positive; then the bound of the critic
+    :math:`\beta S` falls without limit as :math:`\beta \to \infty`
+    (:func:`infonce_beta_derivatives`).
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, K)
+        One margin per row, in :math:`[-2, 2]`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`.
+
+    Examples
+    --------
+    >>> positive_margins([[[0.2, 0.5], [-0.3, 0.9]]])
+    array([[-0.3,  1.2]])
+    """
+    S = _check_cosines(cosines)
+    B, K, _ = S.shape
+    idx = np.arange(K)
+    flat = S.reshape(B * K, K)
+    hardest = np.empty(B * K)
+    rows = max(K, (_BetaObjective._CHUNK // K) // K * K)  # whole batches per chunk
+    buf = np.empty((min(rows, B * K), K))
+    for start in range(0, B * K, rows):
+        block = flat[start : start + rows]
+        work = buf[: block.shape[0]]
+        work[:] = block
+        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
+        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
+    return S[:, idx, idx] - hardest.reshape(B, K)
+
+
+def hardest_negative_triplet_loss(cosines) -> np.ndarray:
+    r"""Zero-margin triplet loss on the hardest negative, one value per batch.
+
+    .. math::
+
+        T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
+        = \frac1K \sum_i \max(0, -m_{bi})
+
+    with :math:`m` the :func:`positive_margins`. It is the limit of :func:`tau_scaled_loss`
+    as :math:`\tau \to 0`; a triplet loss in the sense of Schroff et al. (2015, FaceNet),
+    here on cosines, with margin 0 and only the hardest negative of the batch; and minus
+    the limit of the slope :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as
+    :math:`\beta \to \infty`. Only
+    rows whose hardest negative outscores the positive contribute, and in each only that
+    one negative gets a push.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Values in :math:`[0, 2]`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`.
+
+    Examples
+    --------
+    >>> hardest_negative_triplet_loss([[[0.2, 0.5], [-0.3, 0.9]]])
+    array([0.15])
+    """
+    return np.maximum(0.0, -positive_margins(cosines)).mean(axis=-1)
+
+
+def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
+    r"""The InfoNCE loss times the temperature, :math:`\tau \mathcal{L}`, one value per batch.
+
+    .. math::
+
+        \tau \mathcal{L}_b = \frac1K \sum_i \Big(\tau \log \sum_j e^{S_{bij}/\tau}
+        - S_{bii}\Big)
+        = \frac1K \sum_i \Big(M_{bi} - S_{bii}
+        + \tau \log \sum_j e^{(S_{bij} - M_{bi})/\tau}\Big),
+
+    with :math:`M_{bi} = \max_j S_{bij}`. The last term lies in :math:`[0, \tau \log K]`,
+    so
+
+    .. math::
+
+        T_b \;\le\; \tau \mathcal{L}_b \;\le\; T_b + \tau \log K, \qquad
+        \lim_{\tau \to 0} \tau \mathcal{L}_b = T_b ,
+
+    the :func:`hardest_negative_triplet_loss`. Computed in the second form (a log-sum-exp of
+    non-positive numbers divided by :math:`\tau`, each row's maximum already subtracted), so
+    tiny :math:`\tau` is exact and warning-free;
+    :math:`\tau \mathcal{L} = \tau(\log K - I_{\mathrm{NCE}})`.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+    tau : float
+        :math:`\tau > 0`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Non-negative values.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`, or ``tau`` not finite and positive.
+
+    Examples
+    --------
+    >>> S = np.array([[[0.2, 0.5], [-0.3, 0.9]]])
+    >>> [round(float(tau_scaled_loss(S, t)[0]), 6) for t in (1.0, 0.01, 1e-4)]
+    [0.558819, 0.15, 0.15]
+    """
+    S = _check_cosines(cosines)
+    t = as_positive_scalar(tau, "tau")
+    objective = _BetaObjective(S)
+    with np.errstate(under="ignore"):
+        spread = t * objective.log_denominators_at_tau(t)  # tiny tau: underflows to 0
+    return (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
+
+
+# ---------------------------------------------------------------- Hadsell's margin loss
+
+
+def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
+    r"""Hadsell, Chopra & LeCun's (2006) contrastive loss on every pair of a batch.
+
+    For unit vectors the Euclidean distance is :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}`. Each
+    pair is judged on its own: a similar pair (the positive, :math:`j = i`) pays
+    :math:`\tfrac12 D^2`; a dissimilar pair pays :math:`\tfrac12 \max(0, m - D)^2`, nothing
+    once it is farther apart than the margin :math:`m`. Per batch, averaged over the
+    :math:`K` anchors,
+
+    .. math::
+
+        H_b = \frac1K \sum_{i=1}^{K} \Big( \tfrac12 D_{bii}^2
+        + \sum_{j \ne i} \tfrac12 \max\big(0, m - D_{bij}\big)^2 \Big).
+
+    There is no softmax, no normaliser shared by the candidates and no temperature: a
+    negative beyond the margin contributes exactly 0 and gets no gradient, while InfoNCE
+    gives every negative a positive weight. (Round-off may push :math:`2 - 2S` a few ulps
+    below 0 for :math:`S = 1`; the distance is then 0.)
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal. Not
+        modified.
+    margin : float, default 1.0
+        :math:`m > 0` (distances of unit vectors lie in :math:`[0, 2]`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Non-negative values; 0 exactly when every positive pair coincides and every
+        negative is at least :math:`m` away.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`infonce_at_beta`, or ``margin`` not finite and positive.
+
+    Examples
+    --------
+    >>> S = np.array([[[1.0, -0.2], [0.3, 1.0]]])   # D = 1.549 and 1.183 for the negatives
+    >>> hadsell_contrastive_loss(S, margin=1.0)
+    array([0.])
+    >>> np.round(hadsell_contrastive_loss(S, margin=1.5), 6)   # (1.5 - 1.183)^2 / 4
+    array([0.025088])
+    """
+    S = _check_cosines(cosines)
+    m = as_positive_scalar(margin, "margin")
+    K = S.shape[-1]
+    idx = np.arange(K)
+    sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
+    push = np.maximum(m - np.sqrt(sq), 0.0)
+    push *= push
+    push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
+    return 0.5 * push.sum(axis=-1).mean(axis=-1)

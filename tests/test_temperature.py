@@ -1,11 +1,19 @@
-"""Tests for infonce_lib.temperature: the cosine cap, I_NCE(beta) and the best temperature."""
+"""Tests for infonce_lib.temperature (the cosine cap, I_NCE(beta), its derivatives, the best
+temperature, softmax weights, the tau -> 0 limit, margin losses) and for the cosine cell of
+infonce_lib.patches (run_cosine_temperature and ``reproduce cosine-temperature``)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import subprocess
+import sys
+from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
+import scipy.special
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -15,15 +23,45 @@ from infonce_lib import (
     cosine_cap,
     cosine_scores,
     gaussian_field,
+    hadsell_contrastive_loss,
+    hardest_negative_triplet_loss,
     infonce_at_beta,
+    infonce_beta_derivatives,
     infonce_bound,
+    patch_level_pairs,
+    positive_margins,
+    reproduce_cosine_temperature,
+    run_cosine_temperature,
+    run_gaussian_patches,
     sample_patch_pairs,
     sigma_for_information,
+    softmax_weights,
+    tau_scaled_loss,
 )
+from infonce_lib.patches import cosine_temperature_checks
+from infonce_lib.reproduce import EXPERIMENTS
 
 
-def naive_cap(K, tau):
-    return math.log(K) - math.log(1 + (K - 1) * math.exp(-2 / tau))
+def decimal_cap(K, tau):
+    """The cap in 50-digit decimal arithmetic: a reference for every K and tau."""
+    getcontext().prec = 50
+    K, tau = Decimal(K), Decimal(tau)
+    return float(K.ln() - (1 + (K - 1) * (Decimal(-2) / tau).exp()).ln())
+
+
+def scores_cases(max_k=8, max_b=3):
+    """(K, cosines of shape (B, K, K) in [-1, 1]) for hypothesis."""
+    return st.integers(2, max_k).flatmap(
+        lambda K: st.tuples(
+            st.just(K),
+            st.integers(1, max_b).flatmap(
+                lambda B: arrays(np.float64, (B, K, K), elements=st.floats(-1, 1))
+            ),
+        )
+    )
+
+
+log_taus = st.floats(-3, 3).map(lambda u: 10.0**u)  # tau from 1e-3 to 1e3
 
 
 # ---------------------------------------------------------------- the cap
@@ -34,35 +72,41 @@ def test_cap_values_at_k_256():
     assert got == [5.545, 5.545, 5.545, 5.534, 3.810, 1.975]
 
 
-@pytest.mark.parametrize("K", [1, 2, 17, 256, 10**6])
-@pytest.mark.parametrize("tau", [0.05, 0.3, 1.0, 1.99, 2.0, 2.01, 5.0, 40.0])
-def test_cap_matches_the_formula_where_it_is_safe(K, tau):
-    assert cosine_cap(K, tau) == pytest.approx(naive_cap(K, tau), rel=1e-12, abs=1e-15)
+@pytest.mark.parametrize("K", [2, 3, 17, 256, 10**6, 10**15])
+@pytest.mark.parametrize("tau", [1e-3, 0.05, 0.3, 1.0, 1.99, 2.0, 2.01, 5.0, 40.0, 1e6])
+def test_cap_matches_a_high_precision_reference(K, tau):
+    assert cosine_cap(K, tau) == pytest.approx(decimal_cap(K, tau), rel=1e-13, abs=1e-300)
 
 
 def test_cap_extremes_are_stable():
     assert cosine_cap(256, 1e-300) == math.log(256)  # exp(-2/tau) underflows harmlessly
+    assert cosine_cap(256, 5e-324) == math.log(256)  # 2/tau overflows to inf: no warning
     big = 1e30
     assert cosine_cap(256, big) == pytest.approx(2 * 255 / (256 * big), rel=1e-12)
-    assert cosine_cap(1, 0.1) == 0.0
+    assert cosine_cap(2, 1e300) > 0.0
     taus = np.array([1e-3, 0.1, 1.0, 10.0, 1e20])
     arr = cosine_cap(64, taus)
     assert arr.shape == (5,) and np.all(np.diff(arr) < 0) and np.all(arr > 0)
     np.testing.assert_array_equal(arr, [cosine_cap(64, t) for t in taus])
+    assert cosine_cap(64, np.array([[0.5]])).shape == (1, 1)
 
 
-@given(
-    st.integers(2, 6).flatmap(
-        lambda K: st.tuples(
-            st.just(K),
-            arrays(np.float64, (2, K, K), elements=st.floats(-1, 1)),
-            st.floats(0.01, 100.0),
-        )
-    )
-)
-def test_cap_never_exceeded_by_bounded_scores(case):
-    K, S, tau = case
+@given(scores_cases(max_k=12), log_taus)
+def test_cap_never_exceeded_by_bounded_scores(case, tau):
+    K, S = case
     assert np.all(infonce_at_beta(S, 1 / tau) <= cosine_cap(K, tau) + 1e-12)
+
+
+@given(st.integers(2, 4096), log_taus, st.integers(0, 2**32 - 1))
+def test_cap_never_exceeded_at_any_batch_size(K, tau, seed):
+    # One row of K cosines per batch would need K x K scores; a positive at +1 and random
+    # negatives in [-1, 1] is the hardest case short of the extreme critic.
+    rng = np.random.default_rng(seed)
+    k = min(K, 64)
+    S = rng.uniform(-1, 1, size=(1, k, k))
+    np.fill_diagonal(S[0], 1.0)
+    assert infonce_at_beta(S, 1 / tau)[0] <= cosine_cap(k, tau) + 1e-12
+    assert cosine_cap(K, tau) <= math.log(K) + 1e-15
 
 
 def test_cap_is_attained_by_the_extreme_critic():
@@ -88,11 +132,14 @@ def test_infonce_at_beta_is_infonce_of_the_scaled_critic():
         np.testing.assert_allclose(infonce_at_beta(S, beta), infonce_bound(beta * S), atol=1e-12)
 
 
-def test_infonce_is_concave_in_beta():
-    S = patch_cosines(M=1024)
-    betas = np.linspace(0.5, 200, 41)
-    means = np.array([infonce_at_beta(S, b).mean() for b in betas])
-    assert np.all(np.diff(means, 2) <= 1e-12)
+def test_infonce_at_beta_leaves_its_input_alone():
+    S = patch_cosines(M=512)
+    before = S.copy()
+    infonce_at_beta(S, 3.0)
+    infonce_beta_derivatives(S, 3.0)
+    softmax_weights(S, 0.1, negatives_only=True)
+    tau_scaled_loss(S, 0.1)
+    np.testing.assert_array_equal(S, before)
 
 
 def test_cosine_scores_layout():
@@ -103,6 +150,68 @@ def test_cosine_scores_layout():
     assert S[0, 1, 0] == pytest.approx(1 / math.sqrt(2))  # y_1 against x_0
     assert S[1, 1, 1] == pytest.approx(0.0)  # y_3 against x_3: orthogonal
     assert S[1, 0, 1] == pytest.approx(4 / 5)  # y_2 against x_3
+
+
+# ---------------------------------------------------------------- derivatives in beta
+
+
+@given(scores_cases(), st.floats(-1, 2.7).map(lambda u: 10.0**u))
+def test_second_derivative_is_never_positive(case, beta):
+    _, S = case
+    d = infonce_beta_derivatives(S, beta)
+    assert np.all(d.second <= 0.0)  # exactly: a centred, weighted sum of squares
+    np.testing.assert_array_equal(d.value, infonce_at_beta(S, beta))
+
+
+@given(scores_cases(), st.floats(0.2, 30.0))
+def test_derivatives_match_central_differences(case, beta):
+    _, S = case
+    h = 1e-4 * beta
+    d = infonce_beta_derivatives(S, beta)
+    up, down = infonce_beta_derivatives(S, beta + h), infonce_beta_derivatives(S, beta - h)
+    fd1 = (up.value - down.value) / (2 * h)
+    fd2 = (up.first - down.first) / (2 * h)
+    # Central differences err by O(h^2) times the next derivatives (scores in [-1, 1]).
+    np.testing.assert_allclose(d.first, fd1, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(d.second, fd2, rtol=0, atol=1e-6)
+
+
+def test_derivatives_by_hand():
+    # One row [0.2 | 0.5] at beta = 3: p = softmax(3 * [0.2, 0.5]).
+    S = np.array([[[0.2, 0.5], [0.5, 0.2]]])
+    p = scipy.special.softmax(3 * np.array([0.2, 0.5]))
+    mean = p @ [0.2, 0.5]
+    var = p @ (np.array([0.2, 0.5]) - mean) ** 2
+    d = infonce_beta_derivatives(S, 3.0)
+    assert d.first[0] == pytest.approx(0.2 - mean, rel=1e-14)
+    assert d.second[0] == pytest.approx(-var, rel=1e-13)
+
+
+def test_concave_on_patches_and_the_slope_falls():
+    S = patch_cosines(M=2048)
+    betas = np.geomspace(0.5, 2000, 40)
+    d = [infonce_beta_derivatives(S, b) for b in betas]
+    mean_first = np.array([x.first.mean() for x in d])
+    assert all(np.all(x.second <= 0) for x in d)
+    assert np.all(np.diff(mean_first) <= 1e-15)  # a concave function's slope never rises
+
+
+def test_unbounded_fall_when_a_negative_wins():
+    # Row 0: a negative (0.5) beats the positive (0.2); row 1: the positive wins.
+    S = np.array([[[0.2, 0.5, -0.1], [0.3, 0.9, 0.0], [0.1, -0.4, 0.6]]])
+    limit = -hardest_negative_triplet_loss(S)[0]
+    assert limit == pytest.approx(-0.1, abs=1e-15)
+    slopes = [infonce_beta_derivatives(S, b).first[0] for b in (10.0, 100.0, 1e3, 1e4)]
+    assert np.all(np.diff(slopes) <= 0) and abs(slopes[-1] - limit) < 1e-12
+    v1, v2 = infonce_at_beta(S, 1e4)[0], infonce_at_beta(S, 2e4)[0]
+    assert (v2 - v1) / 1e4 == pytest.approx(limit, abs=1e-12)  # linear fall
+    assert infonce_at_beta(S, 1e308)[0] < -1e306  # still finite-or-minus-infinity, no warning
+
+
+def test_no_negative_wins_the_bound_rises_to_log_k():
+    S = np.full((1, 4, 4), 0.1) + 0.8 * np.eye(4)
+    d = infonce_beta_derivatives(S, 200.0)
+    assert np.all(d.first > 0) and d.value[0] == pytest.approx(math.log(4), abs=1e-12)
 
 
 # ---------------------------------------------------------------- best temperature
@@ -125,6 +234,8 @@ def test_best_temperature_equals_a_fine_grid_search():
     assert best.infonce >= values[j] - 1e-9
     assert best.tau == pytest.approx(1 / best.beta)
     assert best.infonce == pytest.approx(infonce_at_beta(S, best.beta).mean(), abs=1e-14)
+    # The first-order condition: the mean slope vanishes at the optimum.
+    assert abs(infonce_beta_derivatives(S, best.beta).first.mean()) < 1e-5
 
 
 def test_best_temperature_at_the_boundary():
@@ -133,25 +244,275 @@ def test_best_temperature_at_the_boundary():
     assert best_temperature(S, (0.5, 5.0)).beta == pytest.approx(5.0, abs=1e-3)
 
 
+# ---------------------------------------------------------------- softmax weights
+
+
+@given(scores_cases(), log_taus, st.booleans())
+def test_softmax_weights_sum_to_one(case, tau, negatives_only):
+    K, S = case
+    W = softmax_weights(S, tau, negatives_only=negatives_only)
+    assert W.shape == S.shape and np.all(W >= 0)
+    np.testing.assert_allclose(W.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    if negatives_only:
+        assert np.all(W[:, np.arange(K), np.arange(K)] == 0.0)
+
+
+def test_softmax_weights_against_the_formula_and_the_limits():
+    rng = np.random.default_rng(5)
+    S = rng.uniform(-1, 1, size=(2, 5, 5))
+    tau = 0.3
+    P = np.exp(S / tau) / np.exp(S / tau).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(softmax_weights(S, tau), P, rtol=1e-13)
+    Q = np.exp(S / tau) * (1 - np.eye(5))
+    Q /= Q.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(softmax_weights(S, tau, negatives_only=True), Q, rtol=1e-13)
+    # tau -> 0: all the weight on each row's largest score; tau -> inf: uniform.
+    cold = softmax_weights(S, 1e-300)
+    np.testing.assert_array_equal(cold, np.eye(5)[S.argmax(axis=-1)])
+    np.testing.assert_allclose(softmax_weights(S, 1e12), 0.2, rtol=1e-10)
+
+
+def test_softmax_weights_split_ties_equally():
+    S = np.array([[[0.5, 0.9, 0.9], [0.0, 1.0, 0.0], [0.2, 0.2, 0.2]]])
+    W = softmax_weights(S, 1e-9, negatives_only=True)
+    np.testing.assert_allclose(W[0, 0], [0.0, 0.5, 0.5])
+    np.testing.assert_allclose(W[0, 2], [0.5, 0.5, 0.0])
+
+
+# ---------------------------------------------------------------- the limit tau -> 0
+
+
+def test_margins_and_triplet_by_hand():
+    S = np.array([[[0.2, 0.5, -0.1], [0.3, 0.9, 0.0], [0.1, -0.4, 0.6]]])
+    np.testing.assert_allclose(positive_margins(S), [[-0.3, 0.6, 0.5]], atol=1e-15)
+    assert hardest_negative_triplet_loss(S)[0] == pytest.approx(0.1, abs=1e-15)
+
+
+@given(scores_cases(), log_taus)
+def test_tau_scaled_loss_is_sandwiched_by_the_triplet_loss(case, tau):
+    K, S = case
+    T = hardest_negative_triplet_loss(S)
+    scaled = tau_scaled_loss(S, tau)
+    assert np.all(scaled >= T - 1e-12)
+    assert np.all(scaled <= T + tau * math.log(K) + 1e-12)
+
+
+@given(scores_cases(), st.floats(0.05, 20.0))
+def test_tau_scaled_loss_is_tau_times_the_loss(case, tau):
+    K, S = case
+    loss = math.log(K) - infonce_at_beta(S, 1 / tau)
+    np.testing.assert_allclose(tau_scaled_loss(S, tau), tau * loss, rtol=1e-10, atol=1e-12)
+
+
+def test_tau_scaled_loss_converges_to_the_triplet_loss():
+    S = patch_cosines(M=1024)
+    T = hardest_negative_triplet_loss(S)
+    K = S.shape[-1]
+    gaps = []
+    for tau in (1.0, 0.1, 1e-2, 1e-3, 1e-4, 1e-6):
+        gap = np.abs(tau_scaled_loss(S, tau) - T).max()
+        assert gap <= tau * math.log(K) + 1e-12
+        gaps.append(gap)
+    assert np.all(np.diff(gaps) < 0) and gaps[-1] < 1e-5
+    np.testing.assert_allclose(tau_scaled_loss(S, 1e-300), T, rtol=0, atol=1e-15)
+
+
+# ---------------------------------------------------------------- Hadsell's margin loss
+
+
+def test_hadsell_by_hand():
+    # Positives at cosine 0.9 (D^2 = 0.2), one negative at cosine 0.5 (D = 1).
+    S = np.array([[[0.9, 0.5], [-1.0, 0.9]]])
+    m = 1.5
+    row0 = 0.5 * 0.2 + 0.5 * (m - 1.0) ** 2
+    row1 = 0.5 * 0.2 + 0.0  # D = 2 > m
+    assert hadsell_contrastive_loss(S, m)[0] == pytest.approx((row0 + row1) / 2, rel=1e-14)
+
+
+def test_hadsell_ignores_negatives_beyond_the_margin_infonce_does_not():
+    S = np.array([[[1.0, 0.1, -0.2], [0.1, 1.0, 0.0], [-0.2, 0.0, 1.0]]])
+    farther = S.copy()
+    farther[0, 0, 2] = farther[0, 2, 0] = -0.9  # a negative already beyond m = 1 moves away
+    assert hadsell_contrastive_loss(S, 1.0)[0] == 0.0
+    assert hadsell_contrastive_loss(farther, 1.0)[0] == 0.0
+    assert infonce_at_beta(farther, 10.0)[0] > infonce_at_beta(S, 10.0)[0]
+    assert np.all(softmax_weights(S, 0.1, negatives_only=True)[0] > 0 - np.eye(3))
+
+
+def test_hadsell_at_cosine_one_has_zero_distance():
+    S = np.array([[[1.0 + 1e-13, 1.0], [1.0, 1.0]]])  # round-off above 1
+    # Each anchor: its positive at D = 0 pays 0, its negative at D = 0 pays (0.5 - 0)^2 / 2.
+    assert hadsell_contrastive_loss(S, 0.5)[0] == pytest.approx(0.5 * 0.5**2, rel=1e-15)
+
+
 # ---------------------------------------------------------------- errors
 
 
-def test_bad_inputs_raise():
-    with pytest.raises(ValueError, match="tau must be > 0"):
-        cosine_cap(4, 0.0)
-    with pytest.raises(ValueError, match="tau must be > 0"):
-        cosine_cap(4, [1.0, -1.0])
-    with pytest.raises(ValueError, match="batch_size must be >= 1"):
-        cosine_cap(0, 1.0)
-    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
-        infonce_at_beta(np.full((1, 2, 2), 1.5), 1.0)
-    with pytest.raises(ValueError, match=r"shape \(B, K, K\)"):
-        infonce_at_beta(np.zeros((1, 2, 3)), 1.0)
-    with pytest.raises(ValueError, match="beta must be > 0"):
-        infonce_at_beta(np.zeros((1, 2, 2)), -1.0)
-    with pytest.raises(ValueError, match="low < high"):
-        best_temperature(np.zeros((1, 2, 2)), (5.0, 1.0))
-    with pytest.raises(ValueError, match="zero rows"):
-        cosine_scores(np.zeros((2, 2)), np.ones((2, 2)), 2)
-    with pytest.raises(ValueError, match="batch_size must divide"):
-        cosine_scores(np.ones((6, 2)), np.ones((6, 2)), 4)
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: cosine_cap(1, 1.0), ValueError, "batch_size must be >= 2"),
+        (lambda: cosine_cap(0, 1.0), ValueError, "batch_size must be >= 2"),
+        (lambda: cosine_cap(2.0, 1.0), TypeError, "batch_size must be an integer"),
+        (lambda: cosine_cap(4, 0.0), ValueError, "tau must be > 0"),
+        (lambda: cosine_cap(4, -1.0), ValueError, "tau must be > 0"),
+        (lambda: cosine_cap(4, [1.0, -1.0]), ValueError, "tau must be > 0"),
+        (lambda: cosine_cap(4, float("inf")), ValueError, "tau must be finite"),
+        (lambda: cosine_cap(4, [0.1, float("nan")]), ValueError, "tau must be finite"),
+        (lambda: infonce_at_beta(np.full((1, 2, 2), 1.5), 1.0), ValueError, r"\[-1, 1\]"),
+        (lambda: infonce_at_beta(np.zeros((1, 2, 3)), 1.0), ValueError, r"shape \(B, K, K\)"),
+        (lambda: infonce_at_beta(np.zeros((2, 2)), 1.0), ValueError, "cosines must be 3-D"),
+        (lambda: infonce_at_beta(np.zeros((3, 1, 1)), 1.0), ValueError, "K >= 2"),
+        (lambda: infonce_at_beta(np.zeros((1, 2, 2)), -1.0), ValueError, "beta must be > 0"),
+        (lambda: infonce_at_beta(np.zeros((1, 2, 2)), "2"), TypeError, "beta must be a real"),
+        (
+            lambda: infonce_beta_derivatives(np.full((1, 2, 2), -1.01), 1.0),
+            ValueError,
+            r"\[-1, 1\]",
+        ),
+        (lambda: infonce_beta_derivatives(np.zeros((1, 2, 2)), 0.0), ValueError, "beta must"),
+        (
+            lambda: infonce_beta_derivatives(np.full((1, 2, 2), np.nan), 1.0),
+            ValueError,
+            "cosines must be finite",
+        ),
+        (lambda: best_temperature(np.zeros((1, 2, 2)), (5.0, 1.0)), ValueError, "low < high"),
+        (lambda: best_temperature(np.zeros((1, 2, 2)), (0.0, 1.0)), ValueError, r"\[0\] must"),
+        (lambda: softmax_weights(np.zeros((1, 2, 2)), 0.0), ValueError, "tau must be > 0"),
+        (lambda: softmax_weights(np.full((1, 2, 2), 2.0), 1.0), ValueError, r"\[-1, 1\]"),
+        (lambda: tau_scaled_loss(np.zeros((1, 2, 2)), -0.1), ValueError, "tau must be > 0"),
+        (lambda: tau_scaled_loss(np.zeros((1, 1, 1)), 0.1), ValueError, "K >= 2"),
+        (lambda: positive_margins(np.ones((1, 2, 2), dtype=bool)), TypeError, "booleans"),
+        (lambda: hardest_negative_triplet_loss([[[0.0, 3.0], [0.0, 0.0]]]), ValueError, r"\[-1"),
+        (lambda: hadsell_contrastive_loss(np.zeros((1, 2, 2)), 0.0), ValueError, "margin"),
+        (lambda: cosine_scores(np.zeros((2, 2)), np.ones((2, 2)), 2), ValueError, "zero rows"),
+        (
+            lambda: cosine_scores(np.ones((6, 2)), np.ones((6, 2)), 4),
+            ValueError,
+            "batch_size must divide",
+        ),
+    ],
+)
+def test_bad_inputs_raise(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+# ---------------------------------------------------------------- the cosine cell (patches)
+
+SMALL = {
+    "m_pairs": 4096,
+    "levels": (1.0, 12.0),
+    "batch_sizes": (4, 16, 64, 256),
+    "cosine_level": 12.0,
+    "cosine_batch_size": 64,
+}
+ROW_KEYS = {"tau", "infonce", "se", "cap", "max_minus_cap"}
+RESULT_KEYS = {
+    "I", "K", "m_pairs", "sigma", "rows", "best_tau", "best_beta", "best_infonce", "best_cap",
+    "best_max_minus_cap", "slope_at_best", "curvature_at_best", "optimal_critic",
+    "optimal_critic_se",
+}  # fmt: skip
+
+
+def test_cosine_cell_is_gaussian_patches_digit_for_digit():
+    full = run_gaussian_patches(**SMALL)
+    cell = run_cosine_temperature(**SMALL)
+    np.testing.assert_array_equal(cell.infonce, full.cosine_infonce)
+    np.testing.assert_array_equal(cell.se, full.cosine_se)
+    np.testing.assert_array_equal(cell.cap, full.cosine_cap)
+    np.testing.assert_array_equal(cell.max_minus_cap, full.cosine_max_minus_cap)
+    assert (cell.best_tau, cell.best_infonce) == (full.best_tau, full.best_infonce)
+    assert cell.best_max_minus_cap == full.best_max_minus_cap
+    assert cell.optimal_critic == full.optimal_critic
+    assert cell.sigma == full.sigma[SMALL["levels"].index(SMALL["cosine_level"])]
+
+
+def test_cosine_cell_matches_the_public_functions():
+    cell = run_cosine_temperature(**SMALL)
+    sigma, x, y = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"])
+    assert sigma == cell.sigma
+    S = cosine_scores(x, y, 64)
+    for ti, tau in enumerate(cell.taus):
+        v = infonce_at_beta(S, 1 / tau)
+        assert cell.infonce[ti] == pytest.approx(v.mean(), abs=1e-12)
+        assert cell.max_minus_cap[ti] == pytest.approx(v.max() - cosine_cap(64, tau), abs=1e-12)
+    best = best_temperature(S)
+    assert cell.best_beta == pytest.approx(best.beta, rel=1e-12)
+    d = infonce_beta_derivatives(S, best.beta)
+    assert cell.slope_at_best == pytest.approx(d.first.mean(), abs=1e-12)
+    assert cell.curvature_at_best == pytest.approx(d.second.mean(), rel=1e-10)
+
+
+def test_patch_level_pairs_is_the_experiments_sampler():
+    sigma, x, y = patch_level_pairs(3.0, m_pairs=64)
+    f = gaussian_field()
+    assert sigma == sigma_for_information(3.0, f.eigenvalues)
+    x2, y2 = sample_patch_pairs(f, sigma, 64, seed=1)  # 3 nats is level index 1
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    with pytest.raises(ValueError, match="level must be one of"):
+        patch_level_pairs(5.0)
+
+
+def test_cosine_cell_cached_read_only_and_checked():
+    a = run_cosine_temperature(**SMALL)
+    assert run_cosine_temperature(**SMALL) is a
+    with pytest.raises(ValueError, match="read-only"):
+        a.infonce[0] = 0.0
+    checks = cosine_temperature_checks(a)
+    assert all(c.passed for c in checks)
+    bad = dataclasses.replace(a, best_max_minus_cap=0.01)
+    failed = [c.description for c in cosine_temperature_checks(bad) if not c.passed]
+    assert len(failed) == 1 and "no batch exceeds the cap" in failed[0]
+    with pytest.raises(ValueError, match="cosine_batch_size must be one of"):
+        run_cosine_temperature(**{**SMALL, "cosine_batch_size": 32})
+
+
+def test_cosine_json_schema_on_a_small_run():
+    res = reproduce_cosine_temperature(**SMALL).results
+    assert set(res) == RESULT_KEYS
+    assert [set(row) for row in res["rows"]] == [ROW_KEYS] * 6
+    assert json.loads(json.dumps(res)) == res
+
+
+def test_registered():
+    assert EXPERIMENTS["cosine-temperature"].load() is reproduce_cosine_temperature
+    assert EXPERIMENTS["cosine-temperature"].chapter == "chapter 5"
+
+
+def test_full_command_prints_the_chapter_5_table(tmp_path):
+    # The book's protocol: I = 6, K = 256, M = 65,536 (about 1-2 s).
+    out = tmp_path / "cosine.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infonce_lib",
+            "reproduce",
+            "cosine-temperature",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and "best tau = 0.0296" in done.stdout
+    res = json.loads(out.read_text())
+    assert (res["I"], res["K"], res["m_pairs"]) == (6.0, 256, 65536)
+    assert [row["tau"] for row in res["rows"]] == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    # Table 3 of gaussian-patches, to its printed 4 decimals.
+    assert [round(row["infonce"], 4) for row in res["rows"]] == [
+        4.3867, 4.2592, 3.1892, 1.9414, 0.8681, 0.4497,
+    ]  # fmt: skip
+    assert round(res["best_infonce"], 4) == 4.5023 and round(res["optimal_critic"], 4) == 4.6409
+    assert all(row["max_minus_cap"] <= 0 for row in res["rows"])
+
+
+def test_tau_scaled_loss_at_subnormal_tau():
+    S = np.array([[[0.2, 0.5, -0.1], [0.3, 0.9, 0.0], [0.1, -0.4, 0.6]]])
+    T = hardest_negative_triplet_loss(S)
+    np.testing.assert_array_equal(tau_scaled_loss(S, 5e-324), T)  # 1/tau = inf: no NaN
+    assert np.all(np.isfinite(softmax_weights(S, 5e-324)))
