@@ -65,15 +65,24 @@ Tolerances of the valid extremes (:func:`test_valid_extreme`)
   values: the library converts to float64 before computing, so only the summation order
   of the conversion may differ.
 * log-softmax family (InfoNCE, NT-Xent, CLIP, MoCo, the streaming core, the logit-matrix
-  core, the bounds, binary NCE, the NCE objective, the hypersphere limit, InfoNCE at
-  ``beta``), at temperatures / scales of 1e-8 and 1e8 and logits of order 1e6: against
-  loop references in Python floats with ``math.fsum``, ``|got - want| <= 1e-12 (1 + S)``
-  where ``S`` is the largest absolute logit: a log-sum-exp is accurate to a few ulps of
-  its largest term, and a dot product of length ``D`` to ``D eps`` relative.
+  core, the bounds, binary NCE and its noise ratio, the NCE objective, the hypersphere
+  limit and sampled losses, InfoNCE at ``beta`` and its value in
+  ``infonce_beta_derivatives``), at temperatures / scales of 1e-8 and 1e8 and logits of
+  order 1e6: against loop references in Python floats with ``math.fsum``,
+  ``|got - want| <= 1e-12 (1 + S)`` where ``S`` is the largest absolute logit: a
+  log-sum-exp is accurate to a few ulps of its largest term, and a dot product of length
+  ``D`` to ``D eps`` relative.
+* chapter 5's cosine functions at ``tau`` (``beta``, ``margin``) 1e-8 and 1e8: softmax
+  weights and the derivatives in ``beta`` to ``1e-12`` absolute (scores lie in [-1, 1]);
+  ``tau_scaled_loss`` and ``hadsell_contrastive_loss`` to ``1e-12`` relative.
 * closed forms with one scale (``patch_information``, ``log_p_y_given_x``,
   ``field_covariance``, ``correlated_gaussian_information``, ``sphere_log_partition``,
   ``alignment``, ``uniformity``): ``1e-12`` relative (plus ``1e-12 (1 + S)`` absolute for
-  a log-sum-exp of scale ``S``).
+  a log-sum-exp of scale ``S``); ``log_p_y`` against ``scipy.stats.multivariate_normal``
+  to ``1e-10`` relative; ``optimal_critic_scores`` (a squared distance expanded into a
+  matrix product) to ``1e-12 ((1 + |x|^2 + |y|^2) / (2 sigma^2) + |F|)``.
+* samplers (``sample_patch_pairs``, ``sample_binary_channel``) at ``sigma`` 1e-8 and 1e8:
+  exactly the documented draws (tolerance 0).
 * root finding and round trips (``sigma_for_information``, ``correlated_gaussian_rho``):
   ``1e-9`` relative on the recovered quantity (Brent's method stops at ``xtol = 1e-14`` on
   ``log sigma``; ``rho`` near 1 loses ``eps / (1 - rho)``).
@@ -89,7 +98,7 @@ Tolerances of the valid extremes (:func:`test_valid_extreme`)
   matrix product, so the absolute error is about ``eps (|x|^2 + |y|^2) / (1 - rho^2)``;
   the test allows ``1e-12 (1 + |x|^2 + |y|^2) / (1 - rho^2)``.
 
-Run time: the module takes about 15 s with one BLAS thread (``Spec.max_examples``, 30 to 100
+Run time: the module takes about 17 s with one BLAS thread (``Spec.max_examples``, 30 to 100
 hypothesis examples per specification, plus the exhaustive :func:`test_every_case`). For a
 long local run, ``FUZZ_SCALE=40 pytest tests/test_fuzz.py`` multiplies the examples.
 """
@@ -1481,12 +1490,12 @@ SPECS: dict[str, tuple[Spec, ...]] = {
     "cosine_cap": (
         Spec(
             il.cosine_cap,
-            dict(batch_size=Num("int", 4, minimum=1), tau=Num(POS, 0.5, array_ok=True)),
+            dict(batch_size=Num("int", 4, minimum=2), tau=Num(POS, 0.5, array_ok=True)),
         ),
         Spec(
             il.cosine_cap,
             dict(
-                batch_size=Num("int", 4, minimum=1),
+                batch_size=Num("int", 4, minimum=2),
                 tau=Arr(("T",), _positive, ranks=frozenset({0, 1, 2})),
             ),
             dims=_sizes(T=(1, 3)),
@@ -1511,6 +1520,56 @@ SPECS: dict[str, tuple[Spec, ...]] = {
                 ),
             ),
         ),
+    ),
+    **{
+        name: (
+            Spec(
+                getattr(il, name),
+                dict(cosines=Arr(("B", "K", "K"), _cosines), **extra),
+                dims=_SCORE_DIMS,
+                bad=(Bad("a cosine above 1", _cosine_above_one, ("cosines",)),),
+            ),
+        )
+        for name, extra in [
+            ("hadsell_contrastive_loss", {"margin": Num(POS, 1.0)}),
+            ("hardest_negative_triplet_loss", {}),
+            ("positive_margins", {}),
+            ("tau_scaled_loss", {"tau": Num(POS, 0.5)}),
+            ("infonce_beta_derivatives", {"beta": Num(POS, 2.0)}),
+        ]
+    },
+    "softmax_weights": tuple(
+        Spec(
+            il.softmax_weights,
+            dict(
+                cosines=Arr(("B", "K", "K"), _cosines),
+                tau=Num(POS, 0.5),
+                negatives_only=Fixed(flag),
+            ),
+            dims=_SCORE_DIMS,
+            bad=(Bad("a cosine above 1", _cosine_above_one, ("cosines",)),),
+        )
+        for flag in (False, True)
+    ),
+    "patch_level_pairs": (
+        Spec(
+            il.patch_level_pairs,
+            dict(
+                level=Num(POS, 2.0),
+                levels=Seq((1.0, 2.0), Num(POS, 1.0, far=False)),
+                m_pairs=Num("int", 8, minimum=1),
+                side=Num("int", 2, minimum=1),
+                length_scale=Num(POS, 1.5),
+            ),
+            bad=(Bad("level not a level", lambda kw, d, r: {**kw, "level": 3.0}, ("level",)),),
+            max_examples=40,
+        ),
+    ),
+    "run_cosine_temperature": (
+        Spec(il.run_cosine_temperature, _PATCH_PARAMS, bad=_PATCH_BAD, max_examples=40),
+    ),
+    "reproduce_cosine_temperature": (
+        Spec(il.reproduce_cosine_temperature, _PATCH_PARAMS, bad=_PATCH_BAD, max_examples=30),
     ),
     "infonce_at_beta": (
         Spec(
@@ -1541,6 +1600,8 @@ EXEMPT: dict[str, str] = {
     "ContrastiveLimit": "result named tuple of contrastive_loss_limit; fuzzed through it",
     "DoEEstimate": "result named tuple of doe_estimate; fuzzed through it",
     "BestTemperature": "result record of best_temperature; fuzzed through it",
+    "BetaDerivatives": "result named tuple of infonce_beta_derivatives; fuzzed through it",
+    "CosineTemperature": "result record of run_cosine_temperature; fuzzed through it",
 }
 
 # Failures in modules this branch must not edit (temperature.py, patches.py): each is one
@@ -1553,16 +1614,31 @@ _LENGTH_SCALE = (
 KNOWN_FAILURES: dict[str, str] = {
     **{
         f"{fn} | {param}: {what}": _NOT_ITERABLE
-        for fn in ("run_gaussian_patches", "reproduce_gaussian_patches")
+        for fn in (
+            "run_gaussian_patches",
+            "reproduce_gaussian_patches",
+            "run_cosine_temperature",
+            "reproduce_cosine_temperature",
+        )
         for param in ("levels", "batch_sizes", "taus")
         for what in ("not a sequence: 1.0", "None")
     },
-    "run_gaussian_patches | taus: empty": (
-        "an empty taus is accepted (the cosine table then has no rows)"
-    ),
-    "reproduce_gaussian_patches | taus: empty": (
-        "an empty taus crashes patch_tables with TypeError 'int' object is not iterable"
-    ),
+    **{
+        f"patch_level_pairs | levels: {what}": (
+            "patch_level_pairs iterates levels unchecked: TypeError '... is not iterable'"
+        )
+        for what in ("not a sequence: 1.0", "None")
+    },
+    **{
+        f"{fn} | taus: empty": "an empty taus is accepted (the cosine table has no rows)"
+        for fn in ("run_gaussian_patches", "run_cosine_temperature")
+    },
+    **{
+        f"{fn} | taus: empty": (
+            "an empty taus crashes the tables with TypeError 'int' object is not iterable"
+        )
+        for fn in ("reproduce_gaussian_patches", "reproduce_cosine_temperature")
+    },
     **{
         f"{fn} | length_scale: far extreme {v:g}": _LENGTH_SCALE
         for fn in ("run_gaussian_patches", "reproduce_gaussian_patches")
@@ -1575,16 +1651,23 @@ KNOWN_FAILURES: dict[str, str] = {
         )
         for what in ("not a sequence: 1.0", "None")
     },
-    "infonce_at_beta | (relation): opposite cosines at beta 1.7e308": (
-        "_BetaObjective multiplies the shifted cosines by beta without errstate: RuntimeWarning "
-        "overflow (exp of the product is 0 anyway)"
-    ),
     "infonce_at_beta | beta: far extreme 1.7e+308": (
         "_BetaObjective multiplies the shifted cosines by beta without errstate: RuntimeWarning "
         "overflow (exp of the product is 0 anyway)"
     ),
-    "cosine_cap[0] | tau: far extreme 4.94066e-324": (
-        "cosine_cap computes 2 / tau without errstate: RuntimeWarning overflow (the cap is log K)"
+    **{
+        f"hadsell_contrastive_loss | margin: far extreme {v:g}": (
+            "hadsell_contrastive_loss squares margin - D without errstate: RuntimeWarning "
+            "overflow (the loss is not representable: a ValueError naming margin is wanted)"
+        )
+        for v in (1e300, 1.7e308)
+    },
+    "infonce_beta_derivatives | beta: far extreme 1.7e+308": (
+        "infonce_beta_derivatives multiplies the cosines by beta without errstate: "
+        "RuntimeWarning overflow, or a value of -inf"
+    ),
+    "tau_scaled_loss | tau: far extreme 1.7e+308": (
+        "tau_scaled_loss sums tau * log K terms without errstate: RuntimeWarning overflow in reduce"
     ),
 }
 
@@ -2143,6 +2226,93 @@ def _x_sampled_losses(tau):
     return run
 
 
+# Chapter 5's functions of cosine scores, at tau (beta, margin) 1e-8 and 1e8: loops, with the
+# log-softmax tolerance 1e-12 (1 + beta) for I_NCE, 1e-12 relative for tau L and Hadsell's
+# loss, and 1e-12 absolute for softmax weights and derivatives (scores lie in [-1, 1]).
+
+
+def _loop_softmax(row):
+    lse = logsumexp_list(row)
+    return [math.exp(v - lse) for v in row]
+
+
+def _x_softmax_weights(tau, negatives_only=False):
+    def run(rng):
+        S = _cosines(rng, (2, 3, 3), {})
+        got = il.softmax_weights(S, tau, negatives_only=negatives_only)
+        out = []
+        for b in range(2):
+            for i in range(3):
+                js = [j for j in range(3) if not (negatives_only and j == i)]
+                w = _loop_softmax([S[b, i, j] / tau for j in js])
+                want = [0.0] * 3
+                for j, v in zip(js, w, strict=True):
+                    want[j] = v
+                out += _pairs_of(got[b, i], want, 1e-12)
+        return out
+
+    return run
+
+
+def _x_tau_scaled(tau):
+    def run(rng):
+        S = _cosines(rng, (2, 4, 4), {})
+        want = []
+        for b in S:
+            terms = [
+                max(r) - r[i] + tau * logsumexp_list([(v - max(r)) / tau for v in r])
+                for i, r in enumerate(b.tolist())
+            ]
+            want.append(math.fsum(terms) / 4)
+        got = il.tau_scaled_loss(S, tau)
+        return [(g, w, 1e-12 * (1 + abs(w))) for g, w in zip(got, want, strict=True)]
+
+    return run
+
+
+def _x_beta_derivatives(beta):
+    def run(rng):
+        S = _cosines(rng, (2, 3, 3), {})
+        d = il.infonce_beta_derivatives(S, beta)
+        out = []
+        for b in range(2):
+            value = math.log(3) + math.fsum(_loop_log_probs((beta * S[b]).tolist())) / 3
+            first, second = [], []
+            for i in range(3):
+                p = _loop_softmax([beta * v for v in S[b, i]])
+                mean = math.fsum(pj * v for pj, v in zip(p, S[b, i], strict=True))
+                first.append(S[b, i, i] - mean)
+                second.append(
+                    -math.fsum(pj * (v - mean) ** 2 for pj, v in zip(p, S[b, i], strict=True))
+                )
+            out += [
+                (d.value[b], value, _lse_tol(beta)),
+                (d.first[b], math.fsum(first) / 3, 1e-12),
+                (d.second[b], math.fsum(second) / 3, 1e-12),
+            ]
+        return out
+
+    return run
+
+
+def _x_hadsell(margin):
+    def run(rng):
+        S = _cosines(rng, (2, 3, 3), {})
+        want = []
+        for b in S:
+            D = [[math.sqrt(max(0.0, 2 - 2 * v)) for v in r] for r in b.tolist()]
+            terms = [
+                0.5 * D[i][i] ** 2
+                + math.fsum(0.5 * max(0.0, margin - D[i][j]) ** 2 for j in range(3) if j != i)
+                for i in range(3)
+            ]
+            want.append(math.fsum(terms) / 3)
+        got = il.hadsell_contrastive_loss(S, margin)
+        return [(g, w, 1e-12 * (1 + abs(w))) for g, w in zip(got, want, strict=True)]
+
+    return run
+
+
 # Samplers at sigma 1e-8 and 1e8: y - x is exactly sigma times the documented draws.
 
 
@@ -2272,6 +2442,17 @@ EXTREMES: dict[str, dict[str, Callable]] = {
         "sigma 1e8": _x_binary_channel(1e8),
     },
     "cosine_cap": {"tau 1e-8": _x_cosine_cap(1e-8), "tau 1e8": _x_cosine_cap(1e8)},
+    "softmax_weights": {
+        "tau 1e-8": _x_softmax_weights(1e-8),
+        "tau 1e8": _x_softmax_weights(1e8),
+        "tau 1e-8, negatives only": _x_softmax_weights(1e-8, True),
+    },
+    "tau_scaled_loss": {"tau 1e-8": _x_tau_scaled(1e-8), "tau 1e8": _x_tau_scaled(1e8)},
+    "infonce_beta_derivatives": {
+        "beta 1e-8": _x_beta_derivatives(1e-8),
+        "beta 1e8": _x_beta_derivatives(1e8),
+    },
+    "hadsell_contrastive_loss": {"margin 1e-8": _x_hadsell(1e-8), "margin 1e8": _x_hadsell(1e8)},
 }
 
 
@@ -2326,6 +2507,9 @@ NO_EXTREME: dict[str, str] = {
     "log_density_ratio_scores": "optimal_critic_scores minus log_p_y (both have extremes)",
     "run_gaussian_patches": "the experiment: values tested in test_patches.py, inputs fuzzed",
     "reproduce_gaussian_patches": "the experiment's report (run_gaussian_patches)",
+    "run_cosine_temperature": "chapter 5's experiment: values tested in its tests, inputs fuzzed",
+    "reproduce_cosine_temperature": "the experiment's report (run_cosine_temperature)",
+    "patch_level_pairs": "the experiment's data (sample_patch_pairs, field_covariance: extremes)",
 }
 
 
@@ -2375,9 +2559,19 @@ def test_float32_input_agrees_with_float64(sid, data):
 # ================================================================ docstring examples (part 5)
 
 DOC_XFAIL: dict[str, str] = {
-    "BestTemperature": "temperature.py (not this branch's to edit) has no Examples section",
-    "PatchExperiment": "patches.py (not this branch's to edit) has no Examples section",
-    "reproduce_gaussian_patches": "patches.py (not this branch's to edit) has no Examples",
+    **{
+        n: "temperature.py (not this branch's to edit) has no Examples section here"
+        for n in ("BestTemperature", "BetaDerivatives")
+    },
+    **{
+        n: "patches.py (not this branch's to edit) has no Examples section here"
+        for n in (
+            "PatchExperiment",
+            "CosineTemperature",
+            "reproduce_gaussian_patches",
+            "reproduce_cosine_temperature",
+        )
+    },
 }
 
 
