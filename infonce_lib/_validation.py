@@ -8,6 +8,7 @@ then work on clean ``float64`` arrays and never re-check.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -107,6 +108,43 @@ def as_int(value, name: str, *, minimum: int | None = None) -> int:
     return out
 
 
+def as_generator(seed, name: str = "seed") -> np.random.Generator:
+    """An explicit ``int`` seed (``>= 0``) or ``numpy.random.Generator``, as a Generator.
+
+    ``None`` (fresh entropy), booleans, floats and strings are refused with a ``TypeError``
+    naming the argument: every random draw in the library must be reproducible.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int >= 0 or a numpy.random.Generator (explicit, for "
+            f"reproducibility); got {type(seed).__name__} {seed!r}"
+        )
+    return np.random.default_rng(as_int(seed, name, minimum=0))
+
+
+def as_sequence(value, name: str) -> tuple:
+    """``value`` as a tuple, or a ``TypeError`` naming the argument if it is not a sequence.
+
+    Lists, tuples and 1-D arrays are accepted; strings, scalars, None and mappings are not.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return tuple(value.tolist())
+    if not isinstance(value, list | tuple | range):
+        raise TypeError(f"{name} must be a sequence (a list or tuple); got {type(value).__name__}")
+    return tuple(value)
+
+
+def as_options(value, name: str = "options") -> dict:
+    """A dict of options (``None`` gives an empty dict), or a ``TypeError`` naming the argument."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict of options or None; got {type(value).__name__}")
+    return dict(value)
+
+
 def check_same_shape(a: np.ndarray, a_name: str, b: np.ndarray, b_name: str) -> None:
     """Raise ``ValueError`` unless ``a`` and ``b`` have the same shape."""
     if a.shape != b.shape:
@@ -115,15 +153,16 @@ def check_same_shape(a: np.ndarray, a_name: str, b: np.ndarray, b_name: str) -> 
         )
 
 
-def finite_or_raise(values: np.ndarray, what: str) -> np.ndarray:
+def finite_or_raise(
+    values, what: str, hint: str = "rescale the inputs or use a larger temperature"
+) -> np.ndarray:
     """Raise ``ValueError`` if an intermediate result overflowed float64.
 
     Used after products such as ``Z1 @ Z2.T / temperature`` whose inputs were finite but
-    whose result may not be representable.
+    whose result may not be representable (computed under ``numpy.errstate`` so that the
+    overflow itself does not warn). ``what`` names the quantity and the arguments it
+    comes from; ``hint`` says what to change.
     """
     if not np.isfinite(values).all():
-        raise ValueError(
-            f"{what} overflowed float64 (entries beyond ±1.8e308); rescale the inputs or "
-            "use a larger temperature"
-        )
+        raise ValueError(f"{what} overflowed float64 (entries beyond ±1.8e308); {hint}")
     return values

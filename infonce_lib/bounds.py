@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import as_real_array
+from ._validation import as_real_array, finite_or_raise
 from .core import _positive_log_probs
 
 __all__ = ["infonce_bound", "leave_one_out_bound", "mean_and_se", "nwj_bound"]
@@ -53,6 +53,14 @@ def _check_scores(scores, name: str = "scores") -> np.ndarray:
             f"got K = {K}"
         )
     return F
+
+
+def _batch_mean(log_probs: np.ndarray, offset: float) -> np.ndarray:
+    """``offset`` plus each batch's mean log-probability; terms near -1.8e308 (scores of that
+    size) can overflow the sum: then ``ValueError``, never a warning."""
+    with np.errstate(over="ignore"):
+        out = offset + log_probs.mean(axis=-1)
+    return finite_or_raise(out, "a batch's mean log-probability", "rescale the scores")
 
 
 def _oriented(F: np.ndarray, over: str) -> np.ndarray:
@@ -111,7 +119,7 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
     F = _check_scores(scores)
     K = F.shape[-1]
     log_probs = _positive_log_probs(_oriented(F, over))
-    return math.log(K) + log_probs.mean(axis=-1)
+    return _batch_mean(log_probs, math.log(K))
 
 
 def leave_one_out_bound(scores, *, over: Over = "x") -> np.ndarray:
@@ -160,7 +168,7 @@ def leave_one_out_bound(scores, *, over: Over = "x") -> np.ndarray:
     F = _check_scores(scores)
     K = F.shape[-1]
     log_probs = _positive_log_probs(_oriented(F, over), include_positive=False)
-    return math.log(K - 1) + log_probs.mean(axis=-1)
+    return _batch_mean(log_probs, math.log(K - 1))
 
 
 def _infonce_and_loo_terms(
@@ -238,7 +246,9 @@ def nwj_bound(scores) -> np.ndarray:
     F = _check_scores(scores)
     K = F.shape[-1]
     idx = np.arange(K)
-    joint = F[:, idx, idx].mean(axis=-1)
+    with np.errstate(over="ignore"):
+        joint = F[:, idx, idx].mean(axis=-1)
+    finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
     off = F.copy()
     off[:, idx, idx] = -np.inf
     log_mean = logsumexp(off, axis=(1, 2)) - math.log(K * (K - 1)) - 1.0
@@ -282,4 +292,7 @@ def mean_and_se(values) -> tuple[float, float]:
     v = as_real_array(values, "values", ndim=1)
     if v.size < 2:
         raise ValueError(f"values needs at least 2 batches for a standard error; got {v.size}")
-    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean, se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
+    finite_or_raise([mean, se], "the mean or standard error of values", "rescale values")
+    return mean, se

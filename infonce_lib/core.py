@@ -23,6 +23,7 @@ exactly zero.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -46,13 +47,16 @@ def _positive_log_probs(
     *,
     include_positive: bool = True,
     overwrite: bool = False,
+    hint: str = "the logits (scores) of a row span more than 1.8e308; rescale them",
 ) -> np.ndarray:
     """Unchecked core on clean float64 input; anchors are the rows (last axis normalised).
 
     ``logits`` has shape ``(..., n, c)``; ``positives`` and ``exclude`` are int arrays of
     shape ``(n,)`` (``None``: positive of row ``i`` is column ``i``; nothing excluded).
     With ``overwrite=True`` the logits array is used as scratch space and its contents are
-    destroyed; callers pass it only for arrays they created themselves.
+    destroyed; callers pass it only for arrays they created themselves. If a positive lies
+    more than 1.8e308 below its row's maximum, its log-probability is not representable: a
+    ``ValueError`` ends with ``hint``, which names the caller's arguments.
     """
     n = logits.shape[-2]
     rows = np.arange(n)
@@ -70,14 +74,20 @@ def _positive_log_probs(
             work[..., rows, rows if positives is None else positives] = -np.inf
     src = logits if work is None else work
     row_max = src.max(axis=-1, keepdims=True)
-    if work is None:
-        work = src - row_max
-    else:
-        np.subtract(work, row_max, out=work)
-    np.exp(work, out=work)
-    sums = work.sum(axis=-1)
-    row_max = row_max[..., 0]
-    return (pos_vals - row_max) - np.log(sums)
+    # A logit more than 1.8e308 below its row maximum gives -inf here, and exp(-inf) = 0 is
+    # right; only a positive that far from the maximum makes the result overflow (checked).
+    with np.errstate(over="ignore"):
+        if work is None:
+            work = src - row_max
+        else:
+            np.subtract(work, row_max, out=work)
+        np.exp(work, out=work)
+        sums = work.sum(axis=-1)
+        row_max = row_max[..., 0]
+        out = (pos_vals - row_max) - np.log(sums)
+    return finite_or_raise(
+        out, "a positive's log-probability (its logit minus its row's maximum)", hint
+    )
 
 
 def _mean_loss(log_probs: np.ndarray) -> float:
@@ -85,18 +95,36 @@ def _mean_loss(log_probs: np.ndarray) -> float:
     return float(0.0 - log_probs.mean())
 
 
-def _check_index(index, name: str, n_anchors: int, n_candidates: int) -> np.ndarray:
+def _mean_loss_checked(log_probs: np.ndarray, hint: str) -> float:
+    """:func:`_mean_loss` for terms that may be near -1.8e308 (logits of that size), whose
+    sum can overflow: then ``ValueError`` ending with ``hint``, never a warning."""
+    with np.errstate(over="ignore"):
+        out = _mean_loss(log_probs)
+    if not math.isfinite(out):
+        raise ValueError(f"the mean loss overflowed float64; {hint}")
+    return out
+
+
+def _check_index(
+    index,
+    name: str,
+    n_anchors: int,
+    n_candidates: int,
+    source: str = "logits",
+    candidates: str = "logits",
+) -> np.ndarray:
     arr = np.asarray(index)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an array of integer indices; got dtype {arr.dtype}")
     if arr.shape != (n_anchors,):
         raise ValueError(
-            f"{name} must have one candidate index per anchor, shape ({n_anchors},); "
-            f"got shape {arr.shape}"
+            f"{name} must have one candidate index per anchor ({source} has {n_anchors} "
+            f"anchors), shape ({n_anchors},); got shape {arr.shape}"
         )
     if n_anchors and (arr.min() < 0 or arr.max() >= n_candidates):
         raise ValueError(
-            f"{name} must index the {n_candidates} candidates (0 to {n_candidates - 1}); "
+            f"{name} must index the {n_candidates} candidates of {candidates} "
+            f"(0 to {n_candidates - 1}); "
             f"got values from {arr.min()} to {arr.max()}"
         )
     return arr.astype(np.intp, copy=False)
@@ -174,7 +202,8 @@ def contrastive_log_probs(
         if c < n:
             raise ValueError(
                 f"positives=None puts anchor i's positive at candidate i, which needs at "
-                f"least as many candidates as anchors; got {n} anchors and {c} candidates"
+                f"least as many candidates as anchors; logits of shape {arr.shape} has {n} "
+                f"anchors and {c} candidates (anchors={anchors!r})"
             )
     else:
         pos = _check_index(positives, "positives", n, c)
@@ -240,9 +269,13 @@ def contrastive_loss_from_logits(
             raise ValueError(f"anchors='both' needs square logits; got shape {arr.shape}")
         rows = _positive_log_probs(arr)
         cols = _positive_log_probs(arr.T)
-        return (_mean_loss(rows) + _mean_loss(cols)) / 2
+        return (_mean_loss_checked(rows, _HUGE) + _mean_loss_checked(cols, _HUGE)) / 2
     arr = as_real_array(logits, "logits", ndim=2)
-    return _mean_loss(contrastive_log_probs(arr, positives, anchors=anchors, exclude=exclude))
+    log_probs = contrastive_log_probs(arr, positives, anchors=anchors, exclude=exclude)
+    return _mean_loss_checked(log_probs, _HUGE)
+
+
+_HUGE = "the logits are near ±1.8e308; rescale them"
 
 
 # ---------------------------------------------------------------- exponentials that underflow
@@ -316,7 +349,12 @@ def _logit_bound(A: np.ndarray, B: np.ndarray, temperature: float) -> float:
         return max(prod, prod / temperature)
 
 
-def _logit_blocks(A: np.ndarray, B: np.ndarray, temperature: float, chunk_size: int):
+_BLOCK_WHAT = "the logits anchors @ candidates.T / temperature"
+
+
+def _logit_blocks(
+    A: np.ndarray, B: np.ndarray, temperature: float, chunk_size: int, what: str = _BLOCK_WHAT
+):
     """Yield ``(r0, r1, c0, c1, block)`` with ``block = A[r0:r1] @ B[c0:c1].T / temperature``.
 
     Blocks are yielded row band by row band (all candidate blocks of one band of anchors,
@@ -337,7 +375,7 @@ def _logit_blocks(A: np.ndarray, B: np.ndarray, temperature: float, chunk_size: 
                 np.matmul(Ar, B[c0:c1].T, out=blk)
                 blk /= temperature
             if check:
-                finite_or_raise(blk, "the logits anchors @ candidates.T / temperature")
+                finite_or_raise(blk, what)
             yield r0, r1, c0, c1, blk
 
 
@@ -350,6 +388,7 @@ def _streaming_logsumexp(
     exclude: tuple[np.ndarray, ...] = (),
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     off_positive: bool = False,
+    what: str = _BLOCK_WHAT,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Unchecked streaming log-sum-exp on clean float64 ``A`` (n, D) and ``B`` (c, D).
 
@@ -368,7 +407,7 @@ def _streaming_logsumexp(
     pos_all = None if positives is None else np.empty(n)
     r_all = np.empty(n) if off_positive else None
     m = s = r = np.empty(0)
-    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
+    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size, what):
         if c0 == 0:
             m = np.full(r1 - r0, -np.inf)
             s = np.zeros(r1 - r0)
@@ -437,6 +476,7 @@ def _streaming_gradient_products(
     *,
     exclude: tuple[np.ndarray, ...] = (),
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    what: str = _BLOCK_WHAT,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``G @ B`` (n, D) and ``G.T @ A`` (c, D) for ``G = P - Y``, block by block.
 
@@ -449,7 +489,7 @@ def _streaming_gradient_products(
     """
     GB = np.zeros((A.shape[0], B.shape[1]))
     GtA = np.zeros((B.shape[0], A.shape[1]))
-    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size):
+    for r0, r1, c0, c1, blk in _logit_blocks(A, B, temperature, chunk_size, what):
         blk -= lse[r0:r1, None]
         np.exp(blk, out=blk)
         for index in exclude:
@@ -549,13 +589,14 @@ def contrastive_log_probs_streaming(
         if c < n:
             raise ValueError(
                 f"positives=None puts anchor i's positive at candidate i, which needs at "
-                f"least as many candidates as anchors; got {n} anchors and {c} candidates"
+                f"least as many candidates as anchors; got {n} anchors (rows of anchors) and "
+                f"{c} candidates (rows of candidates)"
             )
     else:
-        pos = _check_index(positives, "positives", n, c)
+        pos = _check_index(positives, "positives", n, c, "anchors", "candidates")
     exc = None
     if exclude is not None:
-        exc = _check_index(exclude, "exclude", n, c)
+        exc = _check_index(exclude, "exclude", n, c, "anchors", "candidates")
         if np.any(exc == (np.arange(n) if pos is None else pos)):
             raise ValueError("exclude must not remove an anchor's own positive")
     include_positive = bool(include_positive)
@@ -565,6 +606,17 @@ def contrastive_log_probs_streaming(
             f"every anchor needs at least one candidate in its denominator; {c} candidates "
             f"minus {n_removed} removed leaves none"
         )
-    return _streaming_positive_log_probs(
-        A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
+    if _logit_bound(A, B, tau) < 1e300:  # no logit, and no difference of two, can overflow
+        return _streaming_positive_log_probs(
+            A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _streaming_positive_log_probs(
+            A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
+        )
+    return finite_or_raise(
+        out,
+        "a positive's log-probability (its logit minus its row's maximum)",
+        "the logits anchors @ candidates.T / temperature of a row span more than 1.8e308; "
+        "rescale anchors and candidates",
     )

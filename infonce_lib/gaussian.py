@@ -37,7 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import as_int, as_positive_scalar, as_real_array, check_same_shape
+from ._validation import (
+    as_generator,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    check_same_shape,
+    finite_or_raise,
+)
 
 __all__ = [
     "GaussianField",
@@ -55,6 +62,7 @@ __all__ = [
 ]
 
 _LOG_2PI = math.log(2 * math.pi)
+_SCALE_HINT = "rescale the data or use a larger sigma"
 
 
 def field_covariance(side: int = 8, length_scale: float = 1.5) -> np.ndarray:
@@ -96,7 +104,13 @@ def field_covariance(side: int = 8, length_scale: float = 1.5) -> np.ndarray:
     coords = np.stack([a // side, a % side], axis=1).astype(np.float64)
     diff = coords[:, None, :] - coords[None, :, :]
     sq = np.einsum("abk,abk->ab", diff, diff)
-    return np.exp(-sq / (2.0 * ell * ell))
+    # For length scales below about 1e-154, 2 l^2 underflows: the off-diagonal entries are
+    # then exp(-inf) = 0 (as they already are, exactly, for any l < 0.026) and the diagonal
+    # 0 / 0; it is exp(0) = 1 for every l, so it is set by index.
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        C = np.exp(-sq / (2.0 * ell * ell))
+    np.fill_diagonal(C, 1.0)
+    return C
 
 
 @dataclass(frozen=True)
@@ -116,6 +130,14 @@ class GaussianField:
         :math:`L = U \\operatorname{diag}(\\sqrt{\\lambda})`, so that :math:`L L^\\top = C`.
 
     All arrays are read-only.
+
+    Examples
+    --------
+    >>> f = gaussian_field(side=2, length_scale=1.0)
+    >>> f.dim, f.covariance.shape, f.covariance.flags.writeable
+    (4, (4, 4), False)
+    >>> np.round(f.eigenvalues, 4)  # (1 - a)^2, 1 - a^2 (twice), (1 + a)^2 with a = e^{-1/2}
+    array([0.1548, 0.6321, 0.6321, 2.5809])
     """
 
     covariance: np.ndarray
@@ -216,7 +238,14 @@ def patch_information(sigma: float, eigenvalues) -> float:
     lam = as_real_array(eigenvalues, "eigenvalues", ndim=1)
     if (lam < 0).any():
         raise ValueError(f"eigenvalues must be >= 0; got minimum {lam.min()}")
-    return _information(s, lam)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        info = _information(s, lam)
+    finite_or_raise(
+        info,
+        "I = sum log1p(eigenvalues / sigma**2) / 2",
+        "sigma is too small for these eigenvalues",
+    )
+    return info
 
 
 def _information(sigma: float, lam: np.ndarray) -> float:
@@ -323,9 +352,17 @@ def patch_information_logdet(sigma: float, field: GaussianField) -> float:
     s = as_positive_scalar(sigma, "sigma")
     C = _check_field(field).covariance
     d = C.shape[0]
-    Cy = C + (s * s) * np.eye(d)
+    with np.errstate(over="ignore", invalid="ignore"):  # sigma**2 = inf: reported below
+        Cy = C + (s * s) * np.eye(d)
     J = np.block([[C, C], [C, Cy]])
-    return gaussian_mutual_information(J, d)
+    try:
+        return gaussian_mutual_information(J, d)
+    except ValueError as exc:
+        raise ValueError(
+            f"the joint covariance of x (field) and y = x + sigma * noise (sigma = {s}) is not "
+            f"positive definite and finite in float64 ({exc}); the field's covariance must be "
+            "non-singular and sigma**2 neither underflow nor overflow"
+        ) from None
 
 
 def sigma_for_information(target: float, eigenvalues) -> float:
@@ -373,10 +410,18 @@ def sigma_for_information(target: float, eigenvalues) -> float:
     lo, hi = centre - 5.0, centre + 5.0
     while gap(lo) <= 0:
         lo -= 5.0
+        if lo < _LOG_SIGMA_MIN:
+            raise ValueError(
+                f"target = {target} nats needs sigma below 1e-150 (sigma**2 underflows float64); "
+                f"the largest reachable is {_information(math.exp(_LOG_SIGMA_MIN), lam):.6g}"
+            )
     while gap(hi) >= 0:
         hi += 5.0
     root = brentq(gap, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
     return math.exp(root)
+
+
+_LOG_SIGMA_MIN = math.log(1e-150)
 
 
 def sample_patch_pairs(
@@ -402,7 +447,7 @@ def sample_patch_pairs(
     n_pairs : int
         Number of pairs :math:`M \ge 1`.
     seed : int or numpy.random.Generator
-        Passed to ``numpy.random.default_rng``.
+        An int ``>= 0`` is passed to ``numpy.random.default_rng``; ``None`` is refused.
 
     Returns
     -------
@@ -424,13 +469,16 @@ def sample_patch_pairs(
     field = _check_field(field)
     s = as_positive_scalar(sigma, "sigma")
     n = as_int(n_pairs, "n_pairs", minimum=1)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     d = field.dim
     z = rng.standard_normal((n, d))
     x = z @ field.factor.T
     eps = rng.standard_normal((n, d))
-    eps *= s
-    eps += x
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps *= s
+        eps += x
+    if s > 1e290:  # only then can sigma * noise overflow (|noise| < 40 in any real sample)
+        finite_or_raise(eps, "y = x + sigma * noise", "use a smaller sigma")
     return x, eps
 
 
@@ -472,7 +520,9 @@ def log_p_y_given_x(y, x, sigma: float) -> np.ndarray:
     """
     X, Y = _pairs(x, y)
     s = as_positive_scalar(sigma, "sigma")
-    return _log_p_y_given_x(Y, X, s)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        out = _log_p_y_given_x(Y, X, s)
+    return finite_or_raise(out, "log p(y | x) of y and x at sigma", _SCALE_HINT)
 
 
 def _log_p_y_given_x(Y: np.ndarray, X: np.ndarray, s: float) -> np.ndarray:
@@ -523,7 +573,9 @@ def log_p_y(y, field: GaussianField, sigma: float) -> np.ndarray:
     if Y.shape[1] != field.dim:
         raise ValueError(f"y must have {field.dim} columns (pixels); got shape {Y.shape}")
     s = as_positive_scalar(sigma, "sigma")
-    return _log_p_y(Y, field, s)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        out = _log_p_y(Y, field, s)
+    return finite_or_raise(out, "log p(y) of y at sigma (with the field)", _SCALE_HINT)
 
 
 def _log_p_y(Y: np.ndarray, field: GaussianField, s: float) -> np.ndarray:
@@ -593,12 +645,21 @@ def optimal_critic_scores(x, y, sigma: float, batch_size: int) -> np.ndarray:
     M, d = X.shape
     Xb = X.reshape(M // K, K, d)
     Yb = Y.reshape(M // K, K, d)
-    F = np.matmul(Yb, Xb.transpose(0, 2, 1))
-    F *= 2.0
-    F -= np.einsum("bid,bid->bi", Yb, Yb)[:, :, None]
-    F -= np.einsum("bjd,bjd->bj", Xb, Xb)[:, None, :]
-    F /= 2 * s * s
-    F -= 0.5 * d * (_LOG_2PI + 2 * math.log(s))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        F = np.matmul(Yb, Xb.transpose(0, 2, 1))
+        F *= 2.0
+        yy = np.einsum("bid,bid->bi", Yb, Yb)
+        xx = np.einsum("bjd,bjd->bj", Xb, Xb)
+        F -= yy[:, :, None]
+        F -= xx[:, None, :]
+        F /= 2 * s * s
+        F -= 0.5 * d * (_LOG_2PI + 2 * math.log(s))
+        # |F| <= (|y| + |x|)^2 / (2 sigma^2) + |constant|: check every entry only if that
+        # bound may leave float64 (it is inf when a norm or 1 / sigma^2 overflowed).
+        r = np.sqrt(yy.max()) + np.sqrt(xx.max())  # NumPy floats: overflow gives inf
+        bound = r * r / np.float64(2 * s * s) + abs(0.5 * d * (_LOG_2PI + 2 * math.log(s)))
+    if not bound < 1e300:
+        finite_or_raise(F, "the scores log p(y_i | x_j) of x and y at sigma", _SCALE_HINT)
     return F
 
 
@@ -643,5 +704,6 @@ def log_density_ratio_scores(x, y, field: GaussianField, sigma: float, batch_siz
     """
     F = optimal_critic_scores(x, y, sigma, batch_size)
     lpy = log_p_y(y, field, sigma)
-    F -= lpy.reshape(F.shape[0], F.shape[1])[:, :, None]
-    return F
+    with np.errstate(over="ignore", invalid="ignore"):
+        F -= lpy.reshape(F.shape[0], F.shape[1])[:, :, None]
+    return finite_or_raise(F, "the scores log p(y | x) - log p(y) of x and y", _SCALE_HINT)

@@ -35,9 +35,14 @@ import numpy as np
 import scipy.special
 from scipy.spatial.distance import pdist
 
-from ._validation import as_int, as_positive_scalar, as_real_array, finite_or_raise
+from ._validation import (
+    as_generator,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    finite_or_raise,
+)
 from .core import _positive_log_probs
-from .limits import _as_generator
 
 __all__ = [
     "ContrastiveLimit",
@@ -52,6 +57,7 @@ __all__ = [
 ]
 
 _MAX_ENTRIES = 4_000_000  # float64 entries held at once (32 MB)
+_SPAN = "the scores Zy @ Zx.T / temperature span more than 1.8e308; rescale Zx and Zy"
 
 
 def _pair_arrays(Zx, Zy, min_rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -106,8 +112,14 @@ def alignment(Zx, Zy, alpha: float = 2.0) -> float:
     """
     A, B = _pair_arrays(Zx, Zy, min_rows=1)
     a = as_positive_scalar(alpha, "alpha")
-    dist = np.linalg.norm(A - B, axis=1)
-    return float(np.mean(dist**a))
+    with np.errstate(over="ignore", invalid="ignore"):
+        dist = np.linalg.norm(A - B, axis=1)
+        out = float(np.mean(dist**a))
+    return finite_or_raise(
+        out,
+        "the distances |Zx - Zy| to the power alpha",
+        "rescale Zx and Zy or use a smaller alpha",
+    )
 
 
 def uniformity(Z, t: float = 2.0) -> float:
@@ -155,8 +167,12 @@ def uniformity(Z, t: float = 2.0) -> float:
     if A.shape[0] < 2:
         raise ValueError(f"Z must hold at least 2 embeddings (rows); got {A.shape[0]}")
     s = as_positive_scalar(t, "t")
-    sq = pdist(A, "sqeuclidean")
-    return float(scipy.special.logsumexp(-s * sq) - math.log(sq.size))
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = pdist(A, "sqeuclidean")
+        out = float(scipy.special.logsumexp(-s * sq) - math.log(sq.size))
+    return finite_or_raise(
+        out, "t times the squared distances between the rows of Z", "rescale Z or use a smaller t"
+    )
 
 
 def sphere_log_partition(dim: int, temperature: float) -> float:
@@ -216,8 +232,13 @@ def sphere_log_partition(dim: int, temperature: float) -> float:
         # Small kappa: log1p of the series 0F1 - 1 keeps full relative precision.
         return math.log1p(_hyp0f1_minus_one(b, z))
     nu = b - 1.0
-    with np.errstate(under="ignore"):
+    with np.errstate(all="ignore"):
         ive = float(scipy.special.ive(nu, kappa))
+    if math.isnan(ive):  # SciPy 1.17 returns NaN for kappa above about 1e9
+        raise ValueError(
+            f"temperature = {tau} is too small: scipy.special.ive does not evaluate the Bessel "
+            f"function at 1 / temperature = {kappa:.3g} (it does up to about 1e9)"
+        )
     if ive > 1e-290:
         return math.lgamma(b) + nu * math.log(2.0 / kappa) + math.log(ive) + kappa
     # ive underflows when nu >> kappa: sum the series in log space instead.
@@ -239,6 +260,11 @@ def _log_hyp0f1(b: float, z: float) -> float:
     """``log 0F1(; b; z)`` as a log-sum-exp of its series terms, for any ``z > 0``."""
     n_terms = 64
     while True:
+        if n_terms > 1 << 22:  # never hit for z <= 1e16; a guard against unbounded memory
+            raise ValueError(
+                f"sphere_log_partition needs more than 4 million series terms at dim = "
+                f"{2 * b:g}, temperature = {1 / (2 * math.sqrt(z)):.3g}"
+            )
         k = np.arange(n_terms, dtype=np.float64)
         log_terms = (
             k * math.log(z)
@@ -262,6 +288,17 @@ class ContrastiveLimit(NamedTuple):
         :math:`\\mathbb{E}_y \\log \\mathbb{E}_{x^-} e^{f(x^-)^\\top f(y)/\\tau}`.
     value : float
         Their sum, the limit.
+
+    Examples
+    --------
+    Two orthogonal unit vectors, each its own positive, at :math:`\\tau = 1`:
+
+    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> lim = contrastive_loss_limit(Z, Z, 1.0)
+    >>> round(lim.alignment_term, 6), round(lim.uniformity_term, 6)   # -1, log((e + 1) / 2)
+    (-1.0, 0.620115)
+    >>> lim.value == lim.alignment_term + lim.uniformity_term
+    True
     """
 
     alignment_term: float
@@ -330,10 +367,13 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
             F = B[s : s + rows] @ A.T
             F /= tau
         finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
-        lse[s : s + rows] = scipy.special.logsumexp(F, axis=1)
-    align = float(-pos.mean())
-    unif = float(lse.mean() - math.log(n))
-    return ContrastiveLimit(alignment_term=align, uniformity_term=unif, value=align + unif)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lse[s : s + rows] = scipy.special.logsumexp(F, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        align = float(-pos.mean())
+        unif = float(lse.mean() - math.log(n))
+        out = ContrastiveLimit(alignment_term=align, uniformity_term=unif, value=align + unif)
+    return finite_or_raise(out, "the limit's terms", _SPAN)
 
 
 def sampled_contrastive_losses(
@@ -393,7 +433,7 @@ def sampled_contrastive_losses(
     tau = as_positive_scalar(temperature, "temperature")
     k = as_int(batch_size, "batch_size", minimum=2)
     nb = as_int(n_batches, "n_batches", minimum=1)
-    rng = _as_generator(seed)
+    rng = as_generator(seed)
     index = rng.integers(0, A.shape[0], size=(nb, k))
     chunk = max(1, min(nb, _MAX_ENTRIES // (k * k)))
     out = np.empty(nb)
@@ -403,7 +443,9 @@ def sampled_contrastive_losses(
             F = np.matmul(B[idx], np.swapaxes(A[idx], -1, -2))
             F /= tau
         finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
-        out[s : s + chunk] = -_positive_log_probs(F, overwrite=True).mean(axis=-1)
+        with np.errstate(over="ignore"):
+            out[s : s + chunk] = -_positive_log_probs(F, overwrite=True, hint=_SPAN).mean(axis=-1)
+    finite_or_raise(out, "a batch's mean loss", _SPAN)
     return out
 
 
@@ -458,20 +500,27 @@ def sample_sphere_pairs(
     m = as_int(dim, "dim", minimum=2)
     c = as_positive_scalar(concentration, "concentration", allow_zero=True)
     s = as_positive_scalar(noise, "noise", allow_zero=True)
-    rng = _as_generator(seed)
+    rng = as_generator(seed)
     G = rng.standard_normal((n, m))
     G[:, 0] += c
-    Zx = G / np.linalg.norm(G, axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm_g = np.linalg.norm(G, axis=1, keepdims=True)
+    finite_or_raise(norm_g, "the norm of g + concentration e_1", "use a smaller concentration")
+    Zx = G / norm_g
     E = rng.standard_normal((n, m))
-    E *= s
-    E += Zx
-    Zy = E / np.linalg.norm(E, axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        E *= s
+        E += Zx
+        norm_e = np.linalg.norm(E, axis=1, keepdims=True)
+    finite_or_raise(norm_e, "the norm of z_x + noise * epsilon", "use a smaller noise")
+    Zy = E / norm_e
     return Zx, Zy
 
 
 def _unit_rows(Z, name: str) -> np.ndarray:
     A = as_real_array(Z, name, ndim=2)
-    norms = np.linalg.norm(A, axis=1)
+    with np.errstate(over="ignore"):  # an infinite norm is not 1: reported below
+        norms = np.linalg.norm(A, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-9):
         raise ValueError(
             f"{name} must hold unit vectors (rows of norm 1 within 1e-9); got norms from "
@@ -481,6 +530,8 @@ def _unit_rows(Z, name: str) -> np.ndarray:
 
 
 def _as_shift(shift) -> float:
+    if isinstance(shift, np.ndarray) and shift.ndim == 0:
+        shift = shift[()]
     if isinstance(shift, bool | np.bool_) or not isinstance(shift, numbers.Real):
         raise TypeError(f"shift must be a real number; got {type(shift).__name__} {shift!r}")
     c = float(shift)

@@ -31,7 +31,7 @@ import scipy.integrate
 import scipy.linalg
 import scipy.stats
 
-from ._validation import as_int, as_positive_scalar, as_real_array
+from ._validation import as_generator, as_int, as_positive_scalar, as_real_array, finite_or_raise
 from .core import _positive_log_probs
 
 __all__ = [
@@ -52,18 +52,6 @@ _MAX_SCORE_ENTRIES = 4_000_000
 
 
 # ---------------------------------------------------------------- validation helpers
-
-
-def _as_generator(seed, name: str = "seed") -> np.random.Generator:
-    """An explicit ``int`` seed or ``numpy.random.Generator``; ``None`` is refused."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, bool | np.bool_):
-        raise TypeError(
-            f"{name} must be an int or a numpy.random.Generator (explicit, for "
-            f"reproducibility); got {seed!r}"
-        )
-    return np.random.default_rng(as_int(seed, name, minimum=0))
 
 
 def _as_rho(rho) -> float:
@@ -218,7 +206,7 @@ def sample_correlated_gaussian(n: int, rho: float, dim: int, seed) -> tuple[np.n
     r = _as_rho(rho)
     n = as_int(n, "n", minimum=1)
     d = as_int(dim, "dim", minimum=1)
-    rng = _as_generator(seed)
+    rng = as_generator(seed)
     X = rng.standard_normal((n, d))
     Y = rng.standard_normal((n, d))
     Y *= math.sqrt(_one_minus_rho2(r))
@@ -290,7 +278,9 @@ def correlated_gaussian_critic(X, Y, rho: float) -> np.ndarray:
         raise ValueError(f"X must be at least 2-D (..., K, d); got shape {A.shape}")
     if A.shape != B.shape:
         raise ValueError(f"X and Y must have the same shape; got {A.shape} and {B.shape}")
-    return _critic_unchecked(A, B, r)
+    with np.errstate(over="ignore", invalid="ignore"):
+        F = _critic_unchecked(A, B, r)
+    return finite_or_raise(F, "the critic scores log p(y_i | x_j) of X and Y", "rescale X and Y")
 
 
 def _infonce_from_scores(scores: np.ndarray) -> np.ndarray:
@@ -389,6 +379,15 @@ class DoEEstimate(NamedTuple):
         Standard error of ``information`` over the held-out samples (the models held fixed):
         the sample standard deviation (ddof = 1) of the per-sample differences over
         :math:`\\sqrt{n_{\\mathrm{test}}}`. It does not include the error of the fit.
+
+    Examples
+    --------
+    >>> X, Y = sample_correlated_gaussian(4000, 0.5, 1, seed=0)
+    >>> est = doe_estimate(X[:2000], Y[:2000], X[2000:], Y[2000:])
+    >>> est._fields
+    ('information', 'entropy', 'conditional_entropy', 'standard_error')
+    >>> bool(abs(est.information - (est.entropy - est.conditional_entropy)) < 1e-12)
+    True
     """
 
     information: float
@@ -397,14 +396,21 @@ class DoEEstimate(NamedTuple):
     standard_error: float
 
 
+_DOE_ARRAYS = "X_train, Y_train, X_test and Y_test"
+
+
 def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:
     """Per-row ``-log N(r; 0, cov)`` of residuals ``R`` (m, d) with a Cholesky factor."""
+    finite_or_raise(
+        cov, f"the fitted covariance of {what} (from X_train and Y_train)", "rescale the data"
+    )
     try:
         L = scipy.linalg.cholesky(cov, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
         raise ValueError(
-            f"the fitted covariance of {what} is singular (not positive definite); use more "
-            "training samples than dimensions, and data that are not collinear"
+            f"the fitted covariance of {what} (from X_train and Y_train) is singular (not "
+            "positive definite); use more training samples than dimensions, and data that "
+            "are not collinear"
         ) from None
     Z = scipy.linalg.solve_triangular(L, R.T, lower=True, check_finite=False)
     d = R.shape[1]
@@ -416,9 +422,11 @@ def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     n = Xtr.shape[0]
     mu_y = Ytr.mean(axis=0)
     Yc = Ytr - mu_y
+    finite_or_raise(Yc, "Y_train minus its mean", "rescale Y_train")
     nll_marg = _gaussian_nll(Yte - mu_y, Yc.T @ Yc / n, "Y (the marginal model)")
     mu_x = Xtr.mean(axis=0)
     Xc = Xtr - mu_x
+    finite_or_raise(Xc, "X_train minus its mean", "rescale X_train")
     coef, _, rank, _ = scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy", check_finite=False)
     if rank < Xc.shape[1]:
         raise ValueError(
@@ -437,6 +445,7 @@ def _doe_coordinatewise(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     Xc, Yc = Xtr - mu_x, Ytr - mu_y
     var_x = np.einsum("ij,ij->j", Xc, Xc)
     var_y = np.einsum("ij,ij->j", Yc, Yc) / Xtr.shape[0]
+    finite_or_raise(np.append(var_x, var_y), "the variances of X_train and Y_train", "rescale them")
     if np.any(var_x == 0) or np.any(var_y == 0):
         raise ValueError("a coordinate of X_train or Y_train is constant; its variance is zero")
     slope = np.einsum("ij,ij->j", Xc, Yc) / var_x
@@ -533,10 +542,15 @@ def doe_estimate(
             f"X_test and Y_test must have the same number of rows (pairs); got "
             f"{Xte.shape[0]} and {Yte.shape[0]}"
         )
-    if Xte.shape[1] != Xtr.shape[1] or Yte.shape[1] != Ytr.shape[1]:
+    if Xte.shape[1] != Xtr.shape[1]:
         raise ValueError(
-            f"test and training data must have the same columns; got X {Xtr.shape[1]} vs "
-            f"{Xte.shape[1]}, Y {Ytr.shape[1]} vs {Yte.shape[1]}"
+            f"X_test and X_train must have the same columns (as many); got {Xte.shape[1]} and "
+            f"{Xtr.shape[1]}"
+        )
+    if Yte.shape[1] != Ytr.shape[1]:
+        raise ValueError(
+            f"Y_test and Y_train must have the same columns (as many); got {Yte.shape[1]} and "
+            f"{Ytr.shape[1]}"
         )
     n, dx = Xtr.shape
     dy = Ytr.shape[1]
@@ -548,9 +562,11 @@ def doe_estimate(
         if n < dx + dy + 1:
             raise ValueError(
                 f"model='full' fits a {dy}x{dx} regression and a {dy}x{dy} residual "
-                f"covariance: it needs n_train >= dx + dy + 1 = {dx + dy + 1}; got {n}"
+                f"covariance: it needs n_train >= dx + dy + 1 = {dx + dy + 1} rows of X_train "
+                f"and Y_train; got {n}"
             )
-        nll_marg, nll_cond = _doe_full(Xtr, Ytr, Xte, Yte)
+        with np.errstate(over="ignore", invalid="ignore"):
+            nll_marg, nll_cond = _doe_full(Xtr, Ytr, Xte, Yte)
     elif model == "coordinatewise":
         if dx != dy:
             raise ValueError(
@@ -558,17 +574,23 @@ def doe_estimate(
                 f"of columns; got {dx} and {dy}"
             )
         if n < 3:
-            raise ValueError(f"model='coordinatewise' needs n_train >= 3; got {n}")
-        nll_marg, nll_cond = _doe_coordinatewise(Xtr, Ytr, Xte, Yte)
+            raise ValueError(
+                f"model='coordinatewise' needs n_train >= 3 rows of X_train and Y_train; got {n}"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            nll_marg, nll_cond = _doe_coordinatewise(Xtr, Ytr, Xte, Yte)
     else:
         raise ValueError(f"model must be 'full' or 'coordinatewise'; got {model!r}")
-    diff = nll_marg - nll_cond
-    return DoEEstimate(
-        information=float(diff.mean()),
-        entropy=float(nll_marg.mean()),
-        conditional_entropy=float(nll_cond.mean()),
-        standard_error=float(diff.std(ddof=1) / math.sqrt(diff.size)),
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = nll_marg - nll_cond
+        est = DoEEstimate(
+            information=float(diff.mean()),
+            entropy=float(nll_marg.mean()),
+            conditional_entropy=float(nll_cond.mean()),
+            standard_error=float(diff.std(ddof=1) / math.sqrt(diff.size)),
+        )
+    finite_or_raise(est, f"the cross-entropies of {_DOE_ARRAYS}", "rescale the data")
+    return est
 
 
 # ---------------------------------------------------------------- a non-Gaussian example
@@ -615,9 +637,12 @@ def sample_binary_channel(n: int, sigma: float, dim: int, seed) -> tuple[np.ndar
     n = as_int(n, "n", minimum=1)
     s = as_positive_scalar(sigma, "sigma")
     d = as_int(dim, "dim", minimum=1)
-    rng = _as_generator(seed)
+    rng = as_generator(seed)
     X = 2.0 * rng.integers(0, 2, size=(n, d)).astype(np.float64) - 1.0
-    Y = X + s * rng.standard_normal((n, d))
+    with np.errstate(over="ignore", invalid="ignore"):
+        Y = X + s * rng.standard_normal((n, d))
+    if s > 1e290:  # only then can sigma * noise overflow
+        finite_or_raise(Y, "y = x + sigma * noise", "use a smaller sigma")
     return X, Y
 
 
@@ -653,7 +678,7 @@ def binary_channel_information(sigma: float, dim: int) -> float:
     Raises
     ------
     TypeError, ValueError
-        If ``sigma`` is not finite and positive or ``dim < 1``.
+        If ``sigma`` is not a number in ``[1e-150, 1e150]`` or ``dim < 1``.
 
     Examples
     --------
@@ -664,6 +689,11 @@ def binary_channel_information(sigma: float, dim: int) -> float:
     """
     s = as_positive_scalar(sigma, "sigma")
     d = as_int(dim, "dim", minimum=1)
+    if not 1e-150 <= s <= 1e150:
+        raise ValueError(
+            f"sigma must lie in [1e-150, 1e150] (beyond, I equals its limits d ln 2 and 0 to "
+            f"float64 precision and the quadrature overflows); got {s}"
+        )
 
     def integrand(z: float) -> float:
         return scipy.stats.norm.pdf(z) * float(np.logaddexp(0.0, -2.0 * (1.0 + s * z) / (s * s)))

@@ -34,6 +34,7 @@ from ._validation import (
 from .core import (
     _diagonal_log_probs_columns_inplace,
     _mean_loss,
+    _mean_loss_checked,
     _positive_log_probs,
     _streaming_gradient_products,
     _streaming_logsumexp,
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 _SAFE = 1e300  # logits bounded by this cannot overflow float64 (max 1.8e308)
+_SPAN_WHAT = "a log-probability (a logit of Z1 @ Z2.T / temperature minus its row maximum)"
+_SPAN_HINT = "the logits of a row span more than 1.8e308; rescale Z1 and Z2"
+_TINY_TEMPERATURE = "cosine / temperature spans more than 1.8e308; use a larger temperature"
 
 
 # ---------------------------------------------------------------- private helpers
@@ -198,11 +202,17 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     B, ssb = _matrix_and_sumsq(Z2, "Z2")
     check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
+    inv = _inverse(tau)
+    bound = math.sqrt(ssa) * math.sqrt(ssb)
     # The logits are formed transposed, candidates x anchors (faster reductions, see core).
-    logits_t = _scaled_dot_logits(
-        B, A, _inverse(tau), math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
-    )
-    log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+    logits_t = _scaled_dot_logits(B, A, inv, bound, "the logits Z1 @ Z2.T / temperature")
+    if bound * max(1.0, inv) < _SAFE:  # |logits| < 1e300: no difference can overflow
+        log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+    else:
+        with np.errstate(over="ignore"):
+            log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+        finite_or_raise(log_probs, _SPAN_WHAT, _SPAN_HINT)
+        return _mean_loss_checked(log_probs, _SPAN_HINT)
     return _mean_loss(log_probs)
 
 
@@ -275,12 +285,20 @@ def info_nce_loss_and_grad(
     check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
     chunk = _chunk_or_none(chunk_size)
-    n = A.shape[0]
     inv = _inverse(tau)
+    bound = math.sqrt(ssa) * math.sqrt(ssb)
+    if not bound * max(1.0, inv) < _SAFE:  # the logits may span more than float64 holds
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound)
+        finite_or_raise(np.append(out[0], out[1:]), _SPAN_WHAT + " or the gradient", _SPAN_HINT)
+        return out
+    return _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound)
+
+
+def _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound):
+    n = A.shape[0]
     if chunk is None:
-        logits_t = _scaled_dot_logits(
-            B, A, inv, math.sqrt(ssa) * math.sqrt(ssb), "the logits Z1 @ Z2.T / temperature"
-        )
+        logits_t = _scaled_dot_logits(B, A, inv, bound, "the logits Z1 @ Z2.T / temperature")
         log_probs, sums = _diagonal_log_probs_columns_inplace(logits_t, floor=False)
         # Gt[j, i] = dL_i / dl_ij = p_ij - [i == j]: the softmax of anchor i over the
         # candidates j, minus 1 at the positive. p_ii - 1 is formed as minus the sum of
@@ -295,12 +313,13 @@ def info_nce_loss_and_grad(
         GtA = Gt @ A
     else:
         diag = np.arange(n)
+        what = "the logits Z1 @ Z2.T / temperature"
         m, s, pos, r = _streaming_logsumexp(
-            A, B, tau, positives=diag, chunk_size=chunk, off_positive=True
+            A, B, tau, positives=diag, chunk_size=chunk, off_positive=True, what=what
         )
         log_probs = (pos - m) - np.log(s)
         GB, GtA = _streaming_gradient_products(
-            A, B, tau, m + np.log(s), diag, -r / s, chunk_size=chunk
+            A, B, tau, m + np.log(s), diag, -r / s, chunk_size=chunk, what=what
         )
     GB *= inv / n
     GtA *= inv / n
@@ -385,10 +404,15 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
     inv = _inverse(tau)
     if chunk is None:
         logits = _scaled_dot_logits(Z, Z, inv, 1.0, "the logits (cosine / temperature)")
-        log_probs = _positive_log_probs(logits, positives, views, overwrite=True)
+        log_probs = _positive_log_probs(
+            logits, positives, views, overwrite=True, hint=_TINY_TEMPERATURE
+        )
     else:
         log_probs = _streaming_positive_log_probs(Z, Z, tau, positives, views, chunk_size=chunk)
-    return _mean_loss(log_probs)
+    # Each term is at most 2 / temperature: below 1e300 their mean cannot overflow.
+    return (
+        _mean_loss(log_probs) if inv < _SAFE else _mean_loss_checked(log_probs, _TINY_TEMPERATURE)
+    )
 
 
 # ---------------------------------------------------------------- CLIP
@@ -448,8 +472,11 @@ def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) 
     U = _unit_rows(A, "image_embeddings")
     V = _unit_rows(B, "text_embeddings")
     logits = _scaled_dot_logits(U, V, scale, 1.0, "the logits logit_scale * cosine")
-    image_to_text = _mean_loss(_positive_log_probs(logits))
-    text_to_image = _mean_loss(_positive_log_probs(logits.T, overwrite=True))
+    hint = "logit_scale * cosine spans more than 1.8e308; use a smaller logit_scale"
+    # Below 1e300 every term is under 2e300 and their mean cannot overflow.
+    mean = _mean_loss if scale < _SAFE else lambda lp: _mean_loss_checked(lp, hint)
+    image_to_text = mean(_positive_log_probs(logits, hint=hint))
+    text_to_image = mean(_positive_log_probs(logits.T, overwrite=True, hint=hint))
     return (image_to_text + text_to_image) / 2
 
 
@@ -526,7 +553,10 @@ def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
         logits /= tau
     finite_or_raise(logits, "the logits (q . k, q @ queue.T) / temperature")
     positives = np.zeros(n, dtype=np.intp)
-    return _mean_loss(_positive_log_probs(logits, positives, overwrite=True))
+    hint = "the logits span more than 1.8e308; rescale q, k and queue or raise the temperature"
+    return _mean_loss_checked(
+        _positive_log_probs(logits, positives, overwrite=True, hint=hint), hint
+    )
 
 
 def _as_queue(queue, dim: int) -> np.ndarray:

@@ -48,7 +48,15 @@ import numpy as np
 from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 
-from ._validation import as_int, as_positive_scalar, as_real_array
+from ._validation import (
+    as_generator,
+    as_int,
+    as_options,
+    as_positive_scalar,
+    as_real_array,
+    as_sequence,
+    finite_or_raise,
+)
 from .reproduce import Check, Report, format_table
 
 __all__ = [
@@ -134,6 +142,19 @@ def _nce_terms(
     return J, w_data, w_noise
 
 
+_G_NAMES = (
+    "the log-density ratios log_model_data - log_noise_data and log_model_noise - log_noise_noise"
+)
+
+
+def _checked_terms(G_data: np.ndarray, G_noise: np.ndarray, nu: float):
+    """:func:`_nce_terms` for the public functions: overflow raises, never warns."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _nce_terms(G_data, G_noise, nu)
+    finite_or_raise(out[0], f"J (from {_G_NAMES})", "rescale the log-densities")
+    return out
+
+
 def _as_output(J: np.ndarray):
     return float(J) if J.ndim == 0 else J
 
@@ -194,7 +215,9 @@ def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noi
     if lm_x.ndim < 1 or lm_y.ndim < 1:
         raise ValueError("log_model_data and log_model_noise must be at least 1-D (..., T)")
     _check_pairs(lm_x, ln_x, lm_y, ln_y)
-    J, _, _ = _nce_terms(lm_x - ln_x, lm_y - ln_y, nu)
+    with np.errstate(over="ignore", invalid="ignore"):
+        G_x, G_y = lm_x - ln_x, lm_y - ln_y
+    J, _, _ = _checked_terms(G_x, G_y, nu)
     return _as_output(J)
 
 
@@ -277,8 +300,12 @@ def nce_objective_and_grad(
             "grad_model_data and grad_model_noise must have the same number of parameters P; "
             f"got {g_x.shape[-1]} and {g_y.shape[-1]}"
         )
-    J, w_x, w_y = _nce_terms(lm_x - ln_x, lm_y - ln_y, nu)
-    grad = np.einsum("...t,...tp->...p", w_x, g_x) + np.einsum("...t,...tp->...p", w_y, g_y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        G_x, G_y = lm_x - ln_x, lm_y - ln_y
+    J, w_x, w_y = _checked_terms(G_x, G_y, nu)
+    with np.errstate(over="ignore", invalid="ignore"):
+        grad = np.einsum("...t,...tp->...p", w_x, g_x) + np.einsum("...t,...tp->...p", w_y, g_y)
+    finite_or_raise(grad, "the gradient (from grad_model_data and grad_model_noise)")
     return _as_output(J), grad
 
 
@@ -301,6 +328,18 @@ class NCEFit:
         The optimiser's report (``success``, ``message``, ``nit``, ``nfev``, ...). For a
         batch, the independent problems are solved as one separable problem and this is its
         single report; ``result.fun`` is :math:`-\\sum_b J_b`.
+
+    Examples
+    --------
+    The fit of :func:`fit_nce`'s example (:math:`\\log p_m(u) = c - u^2/2`, one parameter):
+
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(2, 2000))
+    >>> model = lambda th, u: (th[0] - u**2 / 2, np.ones((u.size, 1)))
+    >>> ln = lambda u: -u**2 / 2 - 0.5 * math.log(2 * math.pi)
+    >>> fit = fit_nce(model, [0.0], x, y, ln(x), ln(y))
+    >>> fit.success, fit.theta.shape, fit.nu, bool(fit.objective < 0)
+    (True, (1,), 1.0, True)
     """
 
     theta: np.ndarray
@@ -335,7 +374,9 @@ class _Jacobian:
         return G if self.D is None else np.swapaxes(self.D, -1, -2) @ G @ self.D
 
 
-def _call_model(log_model: LogModel, theta: np.ndarray, u, shape: tuple, which: str):
+def _call_model(
+    log_model: LogModel, theta: np.ndarray, u, shape: tuple, which: str, shape_name: str
+):
     out = log_model(theta, u)
     if not (isinstance(out, tuple) and len(out) == 2):
         raise TypeError(
@@ -357,9 +398,10 @@ def _call_model(log_model: LogModel, theta: np.ndarray, u, shape: tuple, which: 
         jac = _Jacobian(S)
     if log_p.shape != shape or not ok:
         raise ValueError(
-            f"log_model must return log_p of shape {shape} and grad of shape {(*shape, p)} "
-            f"(or factors S of shape {(*shape, 'Q')} and D of shape {(*shape[:-1], 'Q', p)}) "
-            f"for the {which} samples; got log_p of shape {log_p.shape} and {got}"
+            f"log_model must return log_p of shape {shape} (the shape of {shape_name}) and "
+            f"grad of shape {(*shape, p)} (P = {p}, the last axis of theta0) (or factors S of "
+            f"shape {(*shape, 'Q')} and D of shape {(*shape[:-1], 'Q', p)}) for the {which} "
+            f"samples; got log_p of shape {log_p.shape} and {got}"
         )
     finite = np.isfinite(log_p).all() and np.isfinite(S).all()
     if not (finite and (D is None or np.isfinite(D).all())):
@@ -485,6 +527,7 @@ def fit_nce(
         raise TypeError(f"log_model must be callable; got {type(log_model).__name__}")
     if not isinstance(method, str):
         raise TypeError(f"method must be a string; got {type(method).__name__}")
+    options = as_options(options)
     second_order = method.lower() in _SECOND_ORDER
     log_nu = math.log(nu)
     cache: dict = {}
@@ -493,11 +536,12 @@ def fit_nce(
         if "x" in cache and np.array_equal(cache["x"], flat):
             return cache
         theta = flat.reshape(th0.shape)
-        lm_x, g_x = _call_model(log_model, theta, data, ln_x.shape, "data")
-        lm_y, g_y = _call_model(log_model, theta, noise, ln_y.shape, "noise")
-        G_x, G_y = lm_x - ln_x, lm_y - ln_y
-        J, w_x, w_y = _nce_terms(G_x, G_y, nu)
-        grad = g_x.pullback(w_x) + g_y.pullback(w_y)
+        lm_x, g_x = _call_model(log_model, theta, data, ln_x.shape, "data", "log_noise_data")
+        lm_y, g_y = _call_model(log_model, theta, noise, ln_y.shape, "noise", "log_noise_noise")
+        with np.errstate(over="ignore", invalid="ignore"):
+            G_x, G_y = lm_x - ln_x, lm_y - ln_y
+            J, w_x, w_y = _nce_terms(G_x, G_y, nu)
+            grad = g_x.pullback(w_x) + g_y.pullback(w_y)
         cache.clear()
         cache.update(x=flat.copy(), J=J, grad=grad, G_x=G_x, G_y=G_y, g_x=g_x, g_y=g_y)
         return cache
@@ -526,22 +570,37 @@ def fit_nce(
         # per component is far below any sampling error, and well above the rounding of a
         # sum of B objectives.
         opts.update(gtol=1e-7 * math.sqrt(th0.size))
-    opts.update(options or {})
+    opts.update(options)
     extra = {"hessp": hessp} if second_order else {}
+    start = evaluate(th0.ravel())
+    finite_or_raise(
+        np.append(start["J"], start["grad"]),
+        "J and its gradient at theta0 (from log_model, log_noise_data and log_noise_noise)",
+        "start from another theta0 or rescale the log-densities",
+    )
     try:
-        result = minimize(
-            negative_objective, th0.ravel(), jac=True, method=method, options=opts, **extra
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = minimize(
+                negative_objective, th0.ravel(), jac=True, method=method, options=opts, **extra
+            )
     except ValueError as exc:
         if "Unknown solver" in str(exc):
             raise ValueError(f"method must be a scipy.optimize.minimize method; {exc}") from None
+        if str(exc).startswith("log_model returned non-finite"):
+            raise ValueError(f"{_DIVERGED} ({exc}); {_DIVERGED_HINT}") from None
         raise
     theta = result.x.reshape(th0.shape)
     J = evaluate(result.x)["J"]
+    if not (np.isfinite(theta).all() and np.isfinite(J).all()):
+        raise ValueError(f"{_DIVERGED} (theta or J is not finite); {_DIVERGED_HINT}")
     return NCEFit(theta=theta, objective=_as_output(J), nu=float(nu), result=result)
 
 
 _SECOND_ORDER = {"trust-krylov", "trust-ncg", "newton-cg"}
+_DIVERGED = "the optimiser diverged"
+_DIVERGED_HINT = (
+    "rescale log_noise_data and log_noise_noise (and log_model), or start from another theta0"
+)
 
 
 # ---------------------------------------------------------------- the Gaussian model
@@ -559,6 +618,9 @@ def _precision_matrix(value, name: str) -> np.ndarray:
     except np.linalg.LinAlgError:
         raise ValueError(f"{name} must be positive definite") from None
     return arr
+
+
+_THETA_HINT = "the log-Cholesky entries of theta are too large (exp of the diagonal)"
 
 
 def _dim_from_size(p: int) -> int:
@@ -700,8 +762,10 @@ def gaussian_params(theta) -> tuple[np.ndarray, float | np.ndarray]:
     if th.ndim < 1:
         raise ValueError("theta must be at least 1-D (..., P)")
     d = _dim_from_size(th.shape[-1])
-    L = _cholesky_from_theta(th, d)
-    lam = L @ np.swapaxes(L, -1, -2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = _cholesky_from_theta(th, d)
+        lam = L @ np.swapaxes(L, -1, -2)
+    finite_or_raise(lam, "the precision matrix of theta", _THETA_HINT)
     return lam, _as_output(th[..., -1].copy())
 
 
@@ -790,7 +854,12 @@ def gaussian_log_model(theta, u) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"u has dimension {x.shape[-1]} but theta describes a {d}-dimensional model"
         )
-    return _gaussian_model_from_features(th, _gaussian_features(x), d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_p, grad = _gaussian_model_from_features(th, _gaussian_features(x), d)
+    finite_or_raise(
+        np.append(log_p, grad), "log p_m and its gradient (from theta and u)", _THETA_HINT + " or u"
+    )
+    return log_p, grad
 
 
 def fit_gaussian_ml(x) -> tuple[np.ndarray, float | np.ndarray]:
@@ -829,16 +898,20 @@ def fit_gaussian_ml(x) -> tuple[np.ndarray, float | np.ndarray]:
     """
     X = as_real_array(x, "x", ndim=(2, 3))
     t_d = X.shape[-2]
-    second = np.swapaxes(X, -1, -2) @ X / t_d
+    with np.errstate(over="ignore", invalid="ignore"):
+        second = np.swapaxes(X, -1, -2) @ X / t_d
+    finite_or_raise(second, "the second-moment matrix of x", "rescale x")
     try:
-        lam = np.linalg.inv(second)
-        np.linalg.cholesky(lam)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lam = np.linalg.inv(second)
+            np.linalg.cholesky(lam)
+            lam = (lam + np.swapaxes(lam, -1, -2)) / 2
     except np.linalg.LinAlgError:
         raise ValueError(
             "x must span all d dimensions (its second-moment matrix is singular); need "
             f"T_d >= d = {X.shape[-1]} samples in general position"
         ) from None
-    lam = (lam + np.swapaxes(lam, -1, -2)) / 2
+    finite_or_raise(lam, "the ML precision of x (inverse second moment)", "rescale x")
     return lam, -gaussian_log_partition(lam)
 
 
@@ -920,16 +993,43 @@ def fit_gaussian_nce(
     lam_n = (lam_n + lam_n.T) / 2
     theta_n = gaussian_theta(lam_n, -gaussian_log_partition(lam_n))
     eta_n, _ = _gaussian_natural(theta_n, d)
-    S_x, S_y = _gaussian_features(X), _gaussian_features(Y)
-    ln_x, ln_y = S_x @ eta_n, S_y @ eta_n
+    with np.errstate(over="ignore", invalid="ignore"):
+        S_x, S_y = _gaussian_features(X), _gaussian_features(Y)
+        ln_x, ln_y = S_x @ eta_n, S_y @ eta_n
+    finite_or_raise(np.append(S_x, ln_x), "the statistics x x^T and log p_n(x) of x", "rescale x")
+    finite_or_raise(
+        np.append(S_y, ln_y),
+        "the statistics y y^T and log p_n(y) of y (with noise_cov)",
+        "rescale y and noise_cov",
+    )
     if theta0 is None:
         theta0 = np.broadcast_to(theta_n, (*X.shape[:-2], theta_n.size)).copy()
+    else:
+        th0 = as_real_array(theta0, "theta0", ndim=(1, 2))
+        want = (*X.shape[:-2], theta_n.size)
+        if th0.shape != want:
+            raise ValueError(
+                f"theta0 must have shape {want} (d (d + 1) / 2 + 1 = {theta_n.size} parameters "
+                f"for d = {d}, one row per data set); got {th0.shape}"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            eta0, _ = _gaussian_natural(th0, d)
+        finite_or_raise(eta0, "the precision matrix of theta0", _THETA_HINT)
+        theta0 = th0
 
     def model(theta, features):  # gradient factored as features @ dη/dθ (see fit_nce)
         eta, D = _gaussian_natural(theta, d)
         return np.matmul(features, eta[..., None])[..., 0], (features, D)
 
-    return fit_nce(model, theta0, S_x, S_y, ln_x, ln_y, nu, options=options)
+    try:
+        return fit_nce(model, theta0, S_x, S_y, ln_x, ln_y, nu, options=options)
+    except ValueError as exc:
+        if not str(exc).startswith(_DIVERGED):
+            raise
+        raise ValueError(
+            f"the NCE fit of x against the noise y ~ N(0, noise_cov) left float64 ({exc}); put "
+            "x, y and noise_cov on comparable scales"
+        ) from None
 
 
 # ---------------------------------------------------------------- Monte Carlo
@@ -951,6 +1051,14 @@ class GaussianNCESimulation:
         :math:`T_d` and :math:`\\nu` (so :math:`T_n = \\nu T_d`).
     fit : NCEFit
         The (batched) NCE fit with the optimiser's report.
+
+    Examples
+    --------
+    >>> sim = simulate_gaussian_nce(np.eye(1), 500, reps=2, seed=0)
+    >>> sim.precision_nce.shape, sim.c_ml.shape, sim.n_data, sim.nu
+    ((2, 1, 1), (2,), 500, 1.0)
+    >>> round(sim.c, 6)  # -log Z of the standard normal
+    -0.918939
     """
 
     precision: np.ndarray
@@ -1035,10 +1143,13 @@ def simulate_gaussian_nce(
             raise ValueError(
                 f"noise_cov must have the shape of precision, {lam.shape}; got {cov_n.shape}"
             )
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     x = rng.standard_normal((reps, t_d, d)) @ np.linalg.cholesky(cov_d).T
     y = rng.standard_normal((reps, t_n, d)) @ np.linalg.cholesky(cov_n).T
-    return _nce_and_ml(lam, x, y, cov_n, nu)
+    try:
+        return _nce_and_ml(lam, x, y, cov_n, nu)
+    except ValueError as exc:
+        raise ValueError(f"the NCE fit for this precision and noise_cov failed: {exc}") from None
 
 
 def _nce_and_ml(
@@ -1125,13 +1236,18 @@ def gaussian_ml_precision_mse(precision, n_data: int, *, exact: bool = True) -> 
     d = lam.shape[0]
     exact = bool(exact)
     t = as_int(n_data, "n_data", minimum=d + 4 if exact else 1)
-    tr2 = float(np.trace(lam)) ** 2
-    fro2 = float(np.sum(lam**2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        tr = float(np.trace(lam))
+        tr2 = tr * tr  # not tr ** 2, which raises OverflowError for |tr| > 1.3e154
+        fro2 = float(np.sum(lam**2))
     if not exact:
-        return (tr2 + fro2) / t
-    var = t**2 * ((t - d + 1) * fro2 + (t - d - 1) * tr2)
-    var /= (t - d) * (t - d - 1) ** 2 * (t - d - 3)
-    return var + ((d + 1) / (t - d - 1)) ** 2 * fro2
+        out = (tr2 + fro2) / t
+    else:
+        var = t**2 * ((t - d + 1) * fro2 + (t - d - 1) * tr2)
+        var /= (t - d) * (t - d - 1) ** 2 * (t - d - 3)
+        out = var + ((d + 1) / (t - d - 1)) ** 2 * fro2
+    finite_or_raise(out, "the MSE of precision", "rescale precision")
+    return out
 
 
 def mse_ratio(errors_num, errors_den) -> tuple[float, float]:
@@ -1180,10 +1296,16 @@ def mse_ratio(errors_num, errors_den) -> tuple[float, float]:
             f"{b_err.shape}"
         )
     if a_err.ndim < 1 or a_err.shape[0] < 2:
-        raise ValueError(f"need at least 2 repetitions along axis 0; got shape {a_err.shape}")
+        raise ValueError(
+            "errors_num and errors_den need at least 2 repetitions along axis 0; got shape "
+            f"{a_err.shape}"
+        )
     reps = a_err.shape[0]
-    a = np.sum(a_err.reshape(reps, -1) ** 2, axis=1)
-    b = np.sum(b_err.reshape(reps, -1) ** 2, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = np.sum(a_err.reshape(reps, -1) ** 2, axis=1)
+        b = np.sum(b_err.reshape(reps, -1) ** 2, axis=1)
+    finite_or_raise(a, "the squared errors of errors_num", "rescale errors_num")
+    finite_or_raise(b, "the squared errors of errors_den", "rescale errors_den")
     b_bar = b.mean()
     if b_bar == 0:
         raise ValueError("errors_den are all zero: the ratio is undefined")
@@ -1245,17 +1367,20 @@ def reproduce_nce_efficiency(
     >>> report.passed, round(report.results["nu"][0]["theory"], 3)
     (True, 2.0)
     """
-    nus = [as_positive_scalar(nu, "nus") for nu in nus]
+    nus = [as_positive_scalar(nu, "nus") for nu in as_sequence(nus, "nus")]
     if not nus:
         raise ValueError("nus must hold at least one noise-to-data ratio")
     reps = as_int(reps, "reps", minimum=2)
+    seed = as_int(seed, "seed", minimum=0)
     sigma = np.array([[1.0, 0.6], [0.6, 1.0]])
     lam = np.linalg.inv(sigma)
     lam = (lam + lam.T) / 2
     t_d = as_int(n_data, "n_data", minimum=2)
     t_n = [round(nu * t_d) for nu in nus]
     if any(abs(n - nu * t_d) > 1e-9 * nu * t_d or n < 1 for n, nu in zip(t_n, nus, strict=True)):
-        raise ValueError(f"every nu * n_data must be a positive whole number; got {nus} * {t_d}")
+        raise ValueError(
+            f"every nu * n_data must be a positive whole number (nus * n_data); got {nus} * {t_d}"
+        )
     rng = np.random.default_rng(seed)
     chol = np.linalg.cholesky(sigma)
     x = rng.standard_normal((reps, t_d, 2)) @ chol.T  # the data sets, shared by every nu
