@@ -116,8 +116,10 @@ def correlated_gaussian_information(rho: float, dim: int) -> float:
     """
     r = _as_rho(rho)
     d = as_int(dim, "dim", minimum=1)
-    # ln(1 - rho^2) = ln(1 - rho) + ln(1 + rho): accurate for |rho| near 0 and near 1.
-    return 0.0 - 0.5 * d * (math.log1p(-r) + math.log1p(r))  # 0.0 - : never -0.0
+    # ln(1 - rho^2): log1p(-rho^2) is accurate for small |rho| (the split below would cancel
+    # there); ln(1 - rho) + ln(1 + rho) is accurate as |rho| -> 1 (1 - rho^2 would round).
+    log_1m_r2 = math.log1p(-r * r) if abs(r) < 0.5 else math.log1p(-r) + math.log1p(r)
+    return 0.0 - 0.5 * d * log_1m_r2  # 0.0 - : never -0.0
 
 
 def correlated_gaussian_rho(information: float, dim: int) -> float:
