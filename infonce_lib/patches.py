@@ -59,7 +59,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._validation import as_int, as_positive_scalar
+from ._validation import as_int, as_positive_scalar, as_sequence
 from .bounds import _infonce_and_loo_terms, mean_and_se
 from .gaussian import (
     _log_p_y,
@@ -142,6 +142,13 @@ class PatchExperiment:
         Mean InfoNCE of :math:`\\log p(y|x)` in the same cell.
     config : mapping
         The field (``side``, ``length_scale``) and the seeds, read-only.
+
+    Examples
+    --------
+    >>> r = run_gaussian_patches(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+    ...                          cosine_level=2.0, cosine_batch_size=64)
+    >>> r.levels, r.batch_sizes, r.infonce.shape, r.infonce.flags.writeable
+    ((2.0,), (4, 64), (1, 2), False)
     """
 
     levels: tuple
@@ -352,10 +359,10 @@ def _level_batch_values(x, y, sigma, log_py, batch_sizes, panel_rows=_PANEL_ROWS
 
 def _check_config(m_pairs, levels, batch_sizes, taus, cosine_level, cosine_batch_size):
     M = as_int(m_pairs, "m_pairs", minimum=4)
-    levels = tuple(as_positive_scalar(v, "levels") for v in levels)
+    levels = tuple(as_positive_scalar(v, "levels") for v in as_sequence(levels, "levels"))
     if not levels:
         raise ValueError("levels must hold at least one information level")
-    Ks = tuple(as_int(k, "batch_sizes", minimum=2) for k in batch_sizes)
+    Ks = tuple(as_int(k, "batch_sizes", minimum=2) for k in as_sequence(batch_sizes, "batch_sizes"))
     if not Ks or list(Ks) != sorted(set(Ks)):
         raise ValueError(f"batch_sizes must be distinct and increasing; got {batch_sizes!r}")
     kmax = Ks[-1]
@@ -367,7 +374,9 @@ def _check_config(m_pairs, levels, batch_sizes, taus, cosine_level, cosine_batch
     bad = [k for k in Ks if kmax % k]
     if bad:
         raise ValueError(f"every batch size must divide the largest, {kmax}; got {bad}")
-    taus = tuple(as_positive_scalar(t, "taus") for t in taus)
+    taus = tuple(as_positive_scalar(t, "taus") for t in as_sequence(taus, "taus"))
+    if not taus:
+        raise ValueError("taus must hold at least one temperature for the cosine table")
     cl = as_positive_scalar(cosine_level, "cosine_level")
     if cl not in levels:
         raise ValueError(f"cosine_level must be one of the levels {levels}; got {cl}")
@@ -451,7 +460,28 @@ def run_gaussian_patches(
     )
     side = as_int(side, "side", minimum=1)
     ell = as_positive_scalar(length_scale, "length_scale")
+    _check_field(side, ell, lv)
     return _run_cached(M, lv, Ks, ts, cl, ck, side, ell)
+
+
+def _check_field(side: int, ell: float, levels: tuple) -> None:
+    """Fail early, naming ``length_scale``, if the field is too smooth for the experiment.
+
+    A long length scale makes the squared-exponential covariance numerically singular
+    (its smallest eigenvalues fall below round-off), and the log-determinant check of the
+    information would then fail deep inside the run. Cheap: one 64 x 64 eigendecomposition
+    and one Cholesky factorisation per level.
+    """
+    field_ = gaussian_field(side, ell)
+    for target in levels:
+        try:
+            patch_information_logdet(sigma_for_information(target, field_.eigenvalues), field_)
+        except ValueError as exc:
+            raise ValueError(
+                f"length_scale = {ell:g} (side = {side}) makes the field's covariance singular "
+                f"in float64, so the information of level {target:g} cannot be checked by "
+                "log-determinants; use a shorter length_scale (the book uses 1.5)"
+            ) from exc
 
 
 @functools.lru_cache(maxsize=4)
@@ -601,7 +631,7 @@ def patch_level_pairs(
     (1.8236, (8, 64))
     """
     M = as_int(m_pairs, "m_pairs", minimum=1)
-    lv = tuple(as_positive_scalar(v, "levels") for v in levels)
+    lv = tuple(as_positive_scalar(v, "levels") for v in as_sequence(levels, "levels"))
     target = as_positive_scalar(level, "level")
     if target not in lv:
         raise ValueError(f"level must be one of the levels {lv}; got {target}")
@@ -849,6 +879,15 @@ def reproduce_gaussian_patches(**config) -> Report:
 
         with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats)
         and ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``.
+
+    Examples
+    --------
+    A reduced configuration (the book's protocol is the default):
+
+    >>> report = reproduce_gaussian_patches(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+    ...                                     cosine_level=2.0, cosine_batch_size=64)
+    >>> sorted(report.results), [row["K"] for row in report.results["bounds"]]
+    (['bounds', 'cosine', 'levels'], [4, 64])
     """
     r = run_gaussian_patches(**config)
     return Report(results=r.results(), tables=patch_tables(r), checks=patch_checks(r))
@@ -890,6 +929,13 @@ class CosineTemperature:
         Mean InfoNCE of :math:`\\log p(y|x)` at the same :math:`K`, and its SE.
     config : mapping
         The field, the levels and the seed, read-only.
+
+    Examples
+    --------
+    >>> r = run_cosine_temperature(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+    ...                            cosine_level=2.0, cosine_batch_size=64)
+    >>> r.level, r.batch_size, len(r.taus) == len(r.infonce), bool(np.all(r.max_minus_cap <= 0))
+    (2.0, 64, True, True)
     """
 
     level: float
@@ -1144,6 +1190,13 @@ def reproduce_cosine_temperature(**config) -> Report:
              "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap"}, ...],
              "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
              "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se"}
+
+    Examples
+    --------
+    >>> report = reproduce_cosine_temperature(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+    ...                                       cosine_level=2.0, cosine_batch_size=64)
+    >>> report.results["K"], [row["tau"] for row in report.results["rows"]][:2]
+    (64, [0.02, 0.05])
     """
     r = run_cosine_temperature(**config)
     return Report(

@@ -39,7 +39,14 @@ import numpy as np
 import scipy.special
 from scipy.optimize import minimize_scalar
 
-from ._validation import as_int, as_positive_scalar, as_real_array, check_same_shape
+from ._validation import (
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    as_sequence,
+    check_same_shape,
+    finite_or_raise,
+)
 
 __all__ = [
     "BestTemperature",
@@ -274,7 +281,8 @@ class _BetaObjective:
         with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: the true limit
             terms = np.multiply.outer(betas, self.pos.reshape(-1))
         terms -= den
-        return math.log(self.K) + terms.reshape(len(betas), self.B, self.K).mean(axis=-1)
+        with np.errstate(over="ignore"):  # a mean below -1.8e308: -inf, reported by callers
+            return math.log(self.K) + terms.reshape(len(betas), self.B, self.K).mean(axis=-1)
 
     def derivatives(self, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Batch values and their first and second derivatives in ``beta``: each (B,).
@@ -310,8 +318,10 @@ class _BetaObjective:
         with np.errstate(over="ignore"):
             value = beta * pos - np.log(den)
         shape = (self.B, self.K)
+        with np.errstate(over="ignore"):  # as in batch_values_many
+            value = math.log(self.K) + value.reshape(shape).mean(axis=-1)
         return (
-            math.log(self.K) + value.reshape(shape).mean(axis=-1),
+            value,
             (pos - mean).reshape(shape).mean(axis=-1),
             -var.reshape(shape).mean(axis=-1),
         )
@@ -376,7 +386,16 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
     """
     S = _check_cosines(cosines)
     b = as_positive_scalar(beta, "beta")
-    return _BetaObjective(S).batch_values(b)
+    return _finite_in_beta(_BetaObjective(S).batch_values(b), b)
+
+
+def _finite_in_beta(values: np.ndarray, beta: float) -> np.ndarray:
+    """``values``, or a ``ValueError`` naming ``beta`` if the bound fell below float64."""
+    return finite_or_raise(
+        values,
+        f"InfoNCE at beta = {beta:g} (beta times a score gap)",
+        "use a smaller beta (the bound is below -1.8e308 there)",
+    )
 
 
 class BetaDerivatives(NamedTuple):
@@ -390,6 +409,12 @@ class BetaDerivatives(NamedTuple):
         :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta`.
     second : numpy.ndarray
         :math:`\mathrm{d}^2 I_{\mathrm{NCE}}/\mathrm{d}\beta^2`, always :math:`\le 0`.
+
+    Examples
+    --------
+    >>> d = infonce_beta_derivatives(np.array([[[0.9, 0.1], [0.2, 0.8]]]), 5.0)
+    >>> d.value.shape, bool(d.second[0] <= 0)
+    ((1,), True)
     """
 
     value: np.ndarray
@@ -451,7 +476,8 @@ def infonce_beta_derivatives(cosines, beta: float) -> BetaDerivatives:
     """
     S = _check_cosines(cosines)
     b = as_positive_scalar(beta, "beta")
-    return BetaDerivatives(*_BetaObjective(S).derivatives(b))
+    value, first, second = _BetaObjective(S).derivatives(b)
+    return BetaDerivatives(_finite_in_beta(value, b), first, second)
 
 
 @dataclass(frozen=True)
@@ -468,6 +494,13 @@ class BestTemperature:
         The mean over batches of :math:`I_{\\mathrm{NCE}}` at :math:`\\beta^\\star`.
     evaluations : int
         Number of evaluations of the mean bound.
+
+    Examples
+    --------
+    >>> S = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.7, 0.4], [0.3, 0.6]]])
+    >>> best = best_temperature(S)
+    >>> round(best.tau * best.beta, 12), best.infonce <= math.log(2)
+    (1.0, True)
     """
 
     tau: float
@@ -519,6 +552,7 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = (0.5, 500.0)) -
     (5.0, 1.3328)
     """
     S = _check_cosines(cosines)
+    beta_bounds = as_sequence(beta_bounds, "beta_bounds")
     if len(beta_bounds) != 2:
         raise ValueError(f"beta_bounds must be (low, high); got {beta_bounds!r}")
     lo = as_positive_scalar(beta_bounds[0], "beta_bounds[0]")
@@ -731,9 +765,11 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
     S = _check_cosines(cosines)
     t = as_positive_scalar(tau, "tau")
     objective = _BetaObjective(S)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", over="ignore"):
         spread = t * objective.log_denominators_at_tau(t)  # tiny tau: underflows to 0
-    return (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
+    with np.errstate(over="ignore"):
+        out = (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
+    return finite_or_raise(out, f"tau * L at tau = {t:g}", "use a smaller tau")
 
 
 # ---------------------------------------------------------------- Hadsell's margin loss
@@ -791,6 +827,8 @@ def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
     idx = np.arange(K)
     sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
     push = np.maximum(m - np.sqrt(sq), 0.0)
-    push *= push
+    with np.errstate(over="ignore"):
+        push *= push
+    finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
     push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
     return 0.5 * push.sum(axis=-1).mean(axis=-1)
