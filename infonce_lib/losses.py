@@ -60,6 +60,36 @@ _TINY_TEMPERATURE = "cosine / temperature spans more than 1.8e308; use a larger 
 # ---------------------------------------------------------------- private helpers
 
 
+def _float64_matrix(value, name: str) -> np.ndarray:
+    """``value`` as a 2-D float64 array, without a finiteness pass when it already is one.
+
+    A contiguous, non-empty float64 2-D array is returned as it is; its finiteness is then
+    the caller's to check (:func:`info_nce_loss` checks its logits, which cost a quarter of
+    the inputs' size to scan). Anything else goes through
+    :func:`~infonce_lib._validation.as_real_array`.
+    """
+    if (
+        isinstance(value, np.ndarray)
+        and value.dtype == np.float64
+        and value.ndim == 2
+        and value.size
+        and (value.flags.c_contiguous or value.flags.f_contiguous)
+    ):
+        return value
+    return as_real_array(value, name, ndim=2)
+
+
+def _check_logits_of(Z1, Z2, logits: np.ndarray) -> None:
+    """Raise the right error for logits that are not all finite, naming the argument.
+
+    Inputs with NaN or infinite entries are reported as such; finite inputs whose logits
+    overflowed get the overflow message. Finite logits (whose sum alone overflowed) pass.
+    """
+    as_real_array(Z1, "Z1", ndim=2)
+    as_real_array(Z2, "Z2", ndim=2)
+    finite_or_raise(logits, "the logits Z1 @ Z2.T / temperature")
+
+
 def _matrix_and_sumsq(value, name: str) -> tuple[np.ndarray, float]:
     """``value`` as a finite float64 2-D array, and the sum of its squares.
 
@@ -198,22 +228,29 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     >>> round(info_nce_loss([[1.0, 2.0]], [[3.0, 4.0]]), 6)  # N = 1: nothing to contrast
     0.0
     """
-    A, ssa = _matrix_and_sumsq(Z1, "Z1")
-    B, ssb = _matrix_and_sumsq(Z2, "Z2")
+    A = _float64_matrix(Z1, "Z1")
+    B = _float64_matrix(Z2, "Z2")
     check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
     inv = _inverse(tau)
-    bound = math.sqrt(ssa) * math.sqrt(ssb)
     # The logits are formed transposed, candidates x anchors (faster reductions, see core).
-    logits_t = _scaled_dot_logits(B, A, inv, bound, "the logits Z1 @ Z2.T / temperature")
-    if bound * max(1.0, inv) < _SAFE:  # |logits| < 1e300: no difference can overflow
-        log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
-    else:
-        with np.errstate(over="ignore"):
-            log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+    # Overflow anywhere below gives inf or NaN, never a warning, and is reported after.
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits_t = B @ A.T
+        logits_t *= inv
+        ones = np.ones(logits_t.shape[0])
+        # One BLAS pass over the logits checks them all: a NaN or infinite entry of Z1 or
+        # Z2 makes every logit of its row or column NaN or infinite, and so does overflow,
+        # and each of these makes a column sum non-finite (a sum that overflows although
+        # every logit is finite is checked entry by entry).
+        if not np.isfinite(ones @ logits_t).all():
+            _check_logits_of(Z1, Z2, logits_t)
+        log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t, ones=ones)
+        total = log_probs.sum()
+    if not math.isfinite(total):  # a row spanning more than 1.8e308, or their sum
         finite_or_raise(log_probs, _SPAN_WHAT, _SPAN_HINT)
         return _mean_loss_checked(log_probs, _SPAN_HINT)
-    return _mean_loss(log_probs)
+    return float(0.0 - total / log_probs.size)  # the mean, as _mean_loss; never -0.0
 
 
 def info_nce_loss_and_grad(
