@@ -133,6 +133,13 @@ def test_page_renders_offline(browser, path):
             assert n_math > 0, f"{path.name}: the source has math but nothing was typeset"
         assert n_merror == 0, f"{path.name}: {n_merror} MathJax errors"
         assert "$$" not in body_text, f"{path.name}: raw $$ left in the text"
+        overflowing = page.evaluate(
+            """() => Array.from(document.querySelectorAll(
+                'article div.cell pre, article table, article mjx-container[display="true"]'))
+              .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 2)
+              .map(e => e.tagName + ': ' + e.innerText.trim().slice(0, 50))"""
+        )
+        assert not overflowing, f"{path.name}: wider than the column at 1280 px: {overflowing}"
         broken = [s for s, ok in images if not ok]
         assert not broken, f"{path.name}: images that did not load: {broken}"
         assert not errors, f"{path.name}: console errors: {errors}"
