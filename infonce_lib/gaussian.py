@@ -320,8 +320,11 @@ def patch_information_logdet(sigma: float, field: GaussianField) -> float:
     .. math::
 
         I = \tfrac12 \big(\log\det C + \log\det C_y - \log\det J\big),
-        \quad C_y = C + \sigma^2 I,
-        \quad J = \begin{pmatrix} C & C \\ C & C_y \end{pmatrix},
+        \qquad C_y = C + \sigma^2 I,
+
+    .. math::
+
+        J = \begin{pmatrix} C & C \\ C & C_y \end{pmatrix},
 
     an independent check of :func:`patch_information` (it never touches the eigenvalues).
 
@@ -606,8 +609,8 @@ def optimal_critic_scores(x, y, sigma: float, batch_size: int) -> np.ndarray:
 
     .. math::
 
-        F_{bij} = \log p(y_{bK+i} \mid x_{bK+j})
-        = -\frac{\lVert y_{bK+i} \rVert^2 - 2\, y_{bK+i} \cdot x_{bK+j}
+        F_{bij} &= \log p(y_{bK+i} \mid x_{bK+j}) \\
+        &= -\frac{\lVert y_{bK+i} \rVert^2 - 2\, y_{bK+i} \cdot x_{bK+j}
           + \lVert x_{bK+j} \rVert^2}{2\sigma^2} - \frac d2 \log(2\pi\sigma^2),
 
     the optimal critic of Poole et al. (2019, section 2.3), up to any :math:`c(y)`. The

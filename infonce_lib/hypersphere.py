@@ -8,9 +8,9 @@ on the unit sphere :math:`S^{m-1}`, with one positive :math:`x` and :math:`M` ne
 .. math::
 
     \mathcal{L}(f; \tau, M) - \log M \;\longrightarrow\;
-    \underbrace{-\frac{1}{\tau} \mathbb{E}_{(x, y) \sim p_{\mathrm{pos}}}
-    \big[f(x)^\top f(y)\big]}_{\text{alignment term}}
-    \;+\; \underbrace{\mathbb{E}_{y} \Big[ \log \mathbb{E}_{x^- \sim p_{\mathrm{data}}}
+    & \underbrace{-\frac{1}{\tau} \mathbb{E}_{(x, y) \sim p_{\mathrm{pos}}}
+    \big[f(x)^\top f(y)\big]}_{\text{alignment term}} \\
+    & + \underbrace{\mathbb{E}_{y} \Big[ \log \mathbb{E}_{x^- \sim p_{\mathrm{data}}}
     \big[e^{f(x^-)^\top f(y) / \tau}\big] \Big]}_{\text{uniformity term}},
 
 with the absolute deviation from the limit decaying as :math:`O(M^{-1/2})`. The first term is

@@ -11,8 +11,8 @@ posterior probability that :math:`u` is data is
 
 .. math::
 
-    J(\theta) = \frac{1}{T_d} \sum_{t=1}^{T_d} \log h(x_t; \theta)
-              + \frac{\nu}{T_n} \sum_{t=1}^{T_n} \log\bigl(1 - h(y_t; \theta)\bigr),
+    J(\theta) = {} &\frac{1}{T_d} \sum_{t=1}^{T_d} \log h(x_t; \theta) \\
+              &+ \frac{\nu}{T_n} \sum_{t=1}^{T_n} \log\bigl(1 - h(y_t; \theta)\bigr),
 
 which is Gutmann & Hyvärinen's (2012) :math:`J_T` when :math:`T_n = \nu T_d` (their 2010
 paper has :math:`\nu = 1` and divides by :math:`2 T_d`).
@@ -164,9 +164,9 @@ def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noi
 
     .. math::
 
-        J = \frac{1}{T_d} \sum_{t=1}^{T_d} \log \sigma\bigl(G(x_t) - \log \nu\bigr)
-          + \frac{\nu}{T_n} \sum_{t=1}^{T_n} \log \sigma\bigl(\log \nu - G(y_t)\bigr),
-        \qquad G(u) = \log p_m(u; \theta) - \log p_n(u),
+        J &= \frac{1}{T_d} \sum_{t=1}^{T_d} \log \sigma\bigl(G(x_t) - \log \nu\bigr)
+          + \frac{\nu}{T_n} \sum_{t=1}^{T_n} \log \sigma\bigl(\log \nu - G(y_t)\bigr), \\
+        G(u) &= \log p_m(u; \theta) - \log p_n(u),
 
     where :math:`\sigma(z) = 1/(1 + e^{-z})` and :math:`h(u) = \sigma(G(u) - \log \nu)` is the
     posterior probability that :math:`u` is data (Gutmann & Hyvärinen, 2012, section 2; 2010,
@@ -238,9 +238,9 @@ def nce_objective_and_grad(
 
     .. math::
 
-        \nabla_\theta J = \frac{1}{T_d} \sum_{t=1}^{T_d} \sigma\bigl(\log\nu - G(x_t)\bigr)
-            \nabla_\theta \log p_m(x_t; \theta)
-          - \frac{\nu}{T_n} \sum_{t=1}^{T_n} \sigma\bigl(G(y_t) - \log\nu\bigr)
+        \nabla_\theta J = {} &\frac{1}{T_d} \sum_{t=1}^{T_d} \sigma\bigl(\log\nu - G(x_t)\bigr)
+            \nabla_\theta \log p_m(x_t; \theta) \\
+          &- \frac{\nu}{T_n} \sum_{t=1}^{T_n} \sigma\bigl(G(y_t) - \log\nu\bigr)
             \nabla_\theta \log p_m(y_t; \theta)
 
     (the gradient of Gutmann & Hyvärinen's :math:`J_T`): data samples the classifier already
@@ -1192,11 +1192,11 @@ def gaussian_ml_precision_mse(precision, n_data: int, *, exact: bool = True) -> 
 
     .. math::
 
-        \mathrm{MSE} = \frac{T_d^2\,[(T_d - d + 1)\lVert\Lambda\rVert_F^2
+        \mathrm{MSE} &= \frac{T_d^2\,[(T_d - d + 1)\lVert\Lambda\rVert_F^2
                        + (T_d - d - 1)(\operatorname{tr}\Lambda)^2]}
-                       {(T_d - d)(T_d - d - 1)^2(T_d - d - 3)}
-                     + \Bigl(\frac{d + 1}{T_d - d - 1}\Bigr)^2 \lVert\Lambda\rVert_F^2
-        \;\xrightarrow{T_d \to \infty}\;
+                       {(T_d - d)(T_d - d - 1)^2(T_d - d - 3)} \\
+        &\quad + \Bigl(\frac{d + 1}{T_d - d - 1}\Bigr)^2 \lVert\Lambda\rVert_F^2 \\
+        &\xrightarrow{T_d \to \infty}\;
         \frac{(\operatorname{tr}\Lambda)^2 + \lVert\Lambda\rVert_F^2}{T_d}.
 
     The limit (``exact=False``) is the trace of the inverse Fisher information of

@@ -432,9 +432,9 @@ def infonce_beta_derivatives(cosines, beta: float) -> BetaDerivatives:
     .. math::
 
         \frac{\mathrm{d} I_{\mathrm{NCE}}}{\mathrm{d}\beta}
-        = \frac1K \sum_i \big(S_{ii} - \bar S_i\big), \qquad
+        &= \frac1K \sum_i \big(S_{ii} - \bar S_i\big), \\
         \frac{\mathrm{d}^2 I_{\mathrm{NCE}}}{\mathrm{d}\beta^2}
-        = -\frac1K \sum_i \sum_j p_{ij} \big(S_{ij} - \bar S_i\big)^2 \;\le\; 0 .
+        &= -\frac1K \sum_i \sum_j p_{ij} \big(S_{ij} - \bar S_i\big)^2 \;\le\; 0 .
 
     The second derivative is minus the softmax-weighted variance of each row's scores,
     averaged: :math:`I_{\mathrm{NCE}}` is concave in :math:`\beta` (the derivative of a
@@ -721,9 +721,9 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
 
     .. math::
 
-        \tau \mathcal{L}_b = \frac1K \sum_i \Big(\tau \log \sum_j e^{S_{bij}/\tau}
-        - S_{bii}\Big)
-        = \frac1K \sum_i \Big(M_{bi} - S_{bii}
+        \tau \mathcal{L}_b &= \frac1K \sum_i \Big(\tau \log \sum_j e^{S_{bij}/\tau}
+        - S_{bii}\Big) \\
+        &= \frac1K \sum_i \Big(M_{bi} - S_{bii}
         + \tau \log \sum_j e^{(S_{bij} - M_{bi})/\tau}\Big),
 
     with :math:`M_{bi} = \max_j S_{bij}`. The last term lies in :math:`[0, \tau \log K]`,
