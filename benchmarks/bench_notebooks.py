@@ -8,7 +8,6 @@ Run alone with ``python benchmarks/bench_notebooks.py`` or through ``make bench`
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -18,8 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
 
 from common import format_rows, row  # noqa: E402
 
@@ -27,19 +24,13 @@ TARGET_TOTAL_S = 60.0  # issue 9: all chapter notebooks together in under 60 s
 
 
 def _execute(path: Path) -> float:
+    """Seconds to execute the notebook at ``path`` as ``tools/notebooks.py execute`` does."""
     import nbformat
-    from nbclient import NotebookClient
+    import notebooks
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=600,
-        record_timing=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
     start = time.perf_counter()
-    client.execute()
+    notebooks.run(nb, path.parent)
     return time.perf_counter() - start
 
 

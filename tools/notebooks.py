@@ -79,20 +79,26 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
     return found
 
 
-def execute(path: Path) -> None:
+def run(nb: nbformat.NotebookNode, directory: Path) -> None:
+    """Execute ``nb`` in place in a fresh kernel started in ``directory``, one BLAS thread."""
     from nbclient import NotebookClient
 
     for var in THREAD_VARS:
         os.environ[var] = "1"
-    nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
         kernel_name="python3",
         timeout=600,
         record_timing=False,
-        resources={"metadata": {"path": str(path.parent.resolve())}},
+        resources={"metadata": {"path": str(directory.resolve())}},
     )
     client.execute()
+
+
+def execute(path: Path) -> None:
+    """Execute the notebook at ``path`` and store its outputs, normalised."""
+    nb = nbformat.read(path, as_version=4)
+    run(nb, path.parent)
     nbformat.write(normalise(nb), path)
 
 
