@@ -833,29 +833,34 @@ def patch_checks(r: PatchExperiment) -> list[Check]:
             f"smallest margin {_f4(margin[li, ki])} nats at I={levels[li]:g}, K={Ks[ki]}",
         )
     )
-    excess = max(float(np.max(r.cosine_max_minus_cap)), r.best_max_minus_cap)
-    checks.append(
+    checks += _cosine_checks(
+        r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_infonce, r.best_infonce,
+        r.optimal_critic,
+    )  # fmt: skip
+    return checks
+
+
+def _cosine_checks(max_minus_cap, best_max_minus_cap, infonce, best_infonce, optimal):
+    """The checks of the cosine table that both commands assert: the cap holds in every
+    batch, the best tau beats the table's, and the optimal critic beats the best cosine."""
+    excess = max(float(np.max(max_minus_cap)), best_max_minus_cap)
+    return [
         Check(
-            "cosine critic: largest batch value - cap <= 0 at every tau (and the best)",
+            "cosine critic: no batch exceeds the cap, at any tau or the best",
             excess <= 0.0,
-            f"largest {_f4(excess)}",
-        )
-    )
-    checks.append(
+            f"largest batch value - cap {_f4(excess)}",
+        ),
         Check(
             "the best tau does at least as well as every tau of the table",
-            bool(r.best_infonce >= np.max(r.cosine_infonce)),
-            f"{r.best_infonce:.4f} >= {np.max(r.cosine_infonce):.4f}",
-        )
-    )
-    checks.append(
+            bool(best_infonce >= np.max(infonce)),
+            f"{best_infonce:.4f} >= {np.max(infonce):.4f}",
+        ),
         Check(
             "the optimal critic beats the best cosine critic at the same K",
-            r.optimal_critic > r.best_infonce,
-            f"{r.optimal_critic:.4f} > {r.best_infonce:.4f}",
-        )
-    )
-    return checks
+            optimal > best_infonce,
+            f"{optimal:.4f} > {best_infonce:.4f}",
+        ),
+    ]
 
 
 def reproduce_gaussian_patches(**config) -> Report:
@@ -1137,40 +1142,19 @@ def cosine_temperature_checks(r: CosineTemperature) -> list[Check]:
                 ", ".join(f"tau={t:g}: {v:.3f}" for t, v in got.items()),
             )
         )
-    excess = max(float(np.max(r.max_minus_cap)), r.best_max_minus_cap)
-    checks.append(
-        Check(
-            "no batch exceeds the cap: largest batch value - cap <= 0 at every tau (and the best)",
-            excess <= 0.0,
-            f"largest {_f4(excess)}",
-        )
-    )
-    checks.append(
-        Check(
-            "the best tau does at least as well as every tau of the table",
-            bool(r.best_infonce >= np.max(r.infonce)),
-            f"{r.best_infonce:.4f} >= {np.max(r.infonce):.4f}",
-        )
+    cap_ok, best_ok, optimal_ok = _cosine_checks(
+        r.max_minus_cap, r.best_max_minus_cap, r.infonce, r.best_infonce, r.optimal_critic
     )
     lo, hi = BETA_BOUNDS
     interior = lo * 1.01 < r.best_beta < hi / 1.01
-    checks.append(
-        Check(
-            "the best beta is an interior maximum: inside the interval, |dI/dbeta| < 1e-4, "
-            "d2I/dbeta2 < 0",
-            bool(interior and abs(r.slope_at_best) < 1e-4 and r.curvature_at_best < 0),
-            f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
-            f"curvature {r.curvature_at_best:.2e}",
-        )
+    interior_ok = Check(
+        "the best beta is an interior maximum: inside the interval, |dI/dbeta| < 1e-4, "
+        "d2I/dbeta2 < 0",
+        bool(interior and abs(r.slope_at_best) < 1e-4 and r.curvature_at_best < 0),
+        f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
+        f"curvature {r.curvature_at_best:.2e}",
     )
-    checks.append(
-        Check(
-            "the optimal critic beats the best cosine critic at the same K",
-            r.optimal_critic > r.best_infonce,
-            f"{r.optimal_critic:.4f} > {r.best_infonce:.4f}",
-        )
-    )
-    return checks
+    return [*checks, cap_ok, best_ok, interior_ok, optimal_ok]
 
 
 def reproduce_cosine_temperature(**config) -> Report:
