@@ -7,6 +7,7 @@ then work on clean ``float64`` arrays and never re-check.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 
@@ -70,6 +71,28 @@ def as_real_array(
     return arr
 
 
+def as_real_scalar(value, name: str) -> float:
+    """Return ``value`` as a finite Python float, or raise a clear error.
+
+    Accepts Python and NumPy real numbers and 0-d arrays, not booleans.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ``value`` is NaN or infinite.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise ValueError(f"{name} must be finite; got {out}")
+    return out
+
+
 def as_positive_scalar(value, name: str, *, allow_zero: bool = False) -> float:
     """Return ``value`` as a finite positive Python float, or raise a clear error.
 
@@ -82,13 +105,7 @@ def as_positive_scalar(value, name: str, *, allow_zero: bool = False) -> float:
         If ``value`` is NaN, infinite, or not positive (``> 0``, or ``>= 0`` when
         ``allow_zero``).
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    out = float(value)
-    if not np.isfinite(out):
-        raise ValueError(f"{name} must be finite; got {out}")
+    out = as_real_scalar(value, name)
     if out < 0 or (out == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {bound}; got {out}")

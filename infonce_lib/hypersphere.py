@@ -28,7 +28,6 @@ exact, and :func:`sampled_contrastive_losses` draws finite batches from it.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +39,7 @@ from ._validation import (
     as_int,
     as_positive_scalar,
     as_real_array,
+    as_real_scalar,
     finite_or_raise,
 )
 from .core import _positive_log_probs
@@ -530,12 +530,8 @@ def _unit_rows(Z, name: str) -> np.ndarray:
 
 
 def _as_shift(shift) -> float:
-    if isinstance(shift, np.ndarray) and shift.ndim == 0:
-        shift = shift[()]
-    if isinstance(shift, bool | np.bool_) or not isinstance(shift, numbers.Real):
-        raise TypeError(f"shift must be a real number; got {type(shift).__name__} {shift!r}")
-    c = float(shift)
-    if not abs(c) < 1:  # also rejects NaN
+    c = as_real_scalar(shift, "shift")
+    if not abs(c) < 1:
         raise ValueError(f"shift must satisfy |shift| < 1 (the map is then a bijection); got {c}")
     return c
 

@@ -23,7 +23,6 @@ Chapter 4 of the book. Three things live here, all about the same data:
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -31,7 +30,14 @@ import scipy.integrate
 import scipy.linalg
 import scipy.stats
 
-from ._validation import as_generator, as_int, as_positive_scalar, as_real_array, finite_or_raise
+from ._validation import (
+    as_generator,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    as_real_scalar,
+    finite_or_raise,
+)
 from .core import _positive_log_probs
 
 __all__ = [
@@ -55,13 +61,7 @@ _MAX_SCORE_ENTRIES = 4_000_000
 
 
 def _as_rho(rho) -> float:
-    if isinstance(rho, np.ndarray) and rho.ndim == 0:
-        rho = rho[()]
-    if isinstance(rho, bool | np.bool_) or not isinstance(rho, numbers.Real):
-        raise TypeError(f"rho must be a real number; got {type(rho).__name__} {rho!r}")
-    out = float(rho)
-    if not math.isfinite(out):
-        raise ValueError(f"rho must be finite; got {out}")
+    out = as_real_scalar(rho, "rho")
     if not abs(out) < 1:
         raise ValueError(
             f"rho must satisfy |rho| < 1 (at |rho| = 1 the information is infinite); got {out}"

@@ -159,6 +159,19 @@ def _as_output(J: np.ndarray):
     return float(J) if J.ndim == 0 else J
 
 
+def _objective_inputs(log_model_data, log_noise_data, log_model_noise, log_noise_noise, nu):
+    """The checked inputs of :func:`nce_objective` and :func:`nce_objective_and_grad`."""
+    nu = as_positive_scalar(nu, "nu")
+    lm_x = as_real_array(log_model_data, "log_model_data", ndim=None)
+    lm_y = as_real_array(log_model_noise, "log_model_noise", ndim=None)
+    ln_x = _log_density_values(log_noise_data, "log_noise_data", density="noise")
+    ln_y = _log_density_values(log_noise_noise, "log_noise_noise", density="noise")
+    if lm_x.ndim < 1 or lm_y.ndim < 1:
+        raise ValueError("log_model_data and log_model_noise must be at least 1-D (..., T)")
+    _check_pairs(lm_x, ln_x, lm_y, ln_y)
+    return nu, lm_x, ln_x, lm_y, ln_y
+
+
 def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noise, nu=1.0):
     r"""The NCE objective :math:`J(\theta)` from log-densities at data and noise samples.
 
@@ -207,14 +220,9 @@ def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noi
     >>> round(2 * math.log(0.5), 6)
     -1.386294
     """
-    nu = as_positive_scalar(nu, "nu")
-    lm_x = as_real_array(log_model_data, "log_model_data", ndim=None)
-    lm_y = as_real_array(log_model_noise, "log_model_noise", ndim=None)
-    ln_x = _log_density_values(log_noise_data, "log_noise_data", density="noise")
-    ln_y = _log_density_values(log_noise_noise, "log_noise_noise", density="noise")
-    if lm_x.ndim < 1 or lm_y.ndim < 1:
-        raise ValueError("log_model_data and log_model_noise must be at least 1-D (..., T)")
-    _check_pairs(lm_x, ln_x, lm_y, ln_y)
+    nu, lm_x, ln_x, lm_y, ln_y = _objective_inputs(
+        log_model_data, log_noise_data, log_model_noise, log_noise_noise, nu
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         G_x, G_y = lm_x - ln_x, lm_y - ln_y
     J, _, _ = _checked_terms(G_x, G_y, nu)
@@ -277,14 +285,9 @@ def nce_objective_and_grad(
     >>> round(J, 6), np.round(g, 6)
     (-1.386294, array([0.]))
     """
-    nu = as_positive_scalar(nu, "nu")
-    lm_x = as_real_array(log_model_data, "log_model_data", ndim=None)
-    lm_y = as_real_array(log_model_noise, "log_model_noise", ndim=None)
-    ln_x = _log_density_values(log_noise_data, "log_noise_data", density="noise")
-    ln_y = _log_density_values(log_noise_noise, "log_noise_noise", density="noise")
-    if lm_x.ndim < 1 or lm_y.ndim < 1:
-        raise ValueError("log_model_data and log_model_noise must be at least 1-D (..., T)")
-    _check_pairs(lm_x, ln_x, lm_y, ln_y)
+    nu, lm_x, ln_x, lm_y, ln_y = _objective_inputs(
+        log_model_data, log_noise_data, log_model_noise, log_noise_noise, nu
+    )
     g_x = as_real_array(grad_model_data, "grad_model_data", ndim=None)
     g_y = as_real_array(grad_model_noise, "grad_model_noise", ndim=None)
     if g_x.shape[:-1] != lm_x.shape:
