@@ -2,7 +2,8 @@
 #   make book   builds the website into _build/html (creates .venv on first use)
 #   make test   runs everything: lint, library tests, nbval over every chapter (with one and
 #               with two BLAS threads), strict build, and the offline browser test of the site
-# Other targets: lab, notebooks (re-execute and store outputs), bench, clean.
+# Other targets: fuzz (property tests with fresh draws, many examples), lab, notebooks
+# (re-execute and store outputs), bench, clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -21,7 +22,7 @@ TEST_STAMP := $(VENV)/.installed-test
 NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
               -p no:cacheprovider
 
-.PHONY: book test lint unit nbval nbval-2threads build-strict site lab notebooks bench clean
+.PHONY: book test lint unit fuzz nbval nbval-2threads build-strict site lab notebooks bench clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +49,11 @@ lint: $(TEST_STAMP)
 
 unit: $(TEST_STAMP)
 	$(PY) -m pytest --doctest-modules infonce_lib tests --ignore=tests/site
+
+# Exploration, not part of `make test`: the property and fuzz tests with fresh random draws
+# and many more examples (Hypothesis profile "explore", see tests/conftest.py).
+fuzz: $(TEST_STAMP)
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q tests --ignore=tests/site
 
 nbval: $(TEST_STAMP)
 	$(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)

@@ -99,7 +99,7 @@ def run():
     C = field_covariance()
     lam, U = np.linalg.eigh(C)
     lam = np.clip(lam, 0, None)
-    L = U * np.sqrt(lam)
+    L = (U * np.sqrt(lam)) @ U.T  # the symmetric square root, as the library
     levels, bounds, batch_max, ratio_x_gap, ratio_y_wins, cos_data = [], [], [], [], [], None
     for index, target in enumerate(LEVELS):
         sigma = sigma_for(target, lam)

@@ -25,8 +25,13 @@ which give the optimal critic of Poole et al. (2019, section 2.3).
 
 The sampling protocol is fixed so that anyone can reproduce the book's tables:
 ``numpy.linalg.eigh`` of :math:`C` (tiny negative eigenvalues clipped to 0),
-:math:`L = U \operatorname{diag}(\sqrt{\lambda})`, :math:`x = z L^\top` with ``z`` drawn first
-and :math:`\varepsilon` second from one ``numpy.random.default_rng(seed)``.
+:math:`L = U \operatorname{diag}(\sqrt{\lambda})\, U^\top` (the symmetric square root of
+:math:`C`), :math:`x = z L^\top` with ``z`` drawn first and :math:`\varepsilon` second from one
+``numpy.random.default_rng(seed)``. The symmetric square root matters: :math:`C` has repeated
+eigenvalues (the grid's symmetries), so the eigenvectors that ``eigh`` returns inside a repeated
+eigenspace depend on the LAPACK build and the processor, and a factor
+:math:`U \operatorname{diag}(\sqrt{\lambda})` would draw different samples on different
+machines. :math:`U \operatorname{diag}(\sqrt{\lambda})\, U^\top` does not depend on that choice.
 """
 
 from __future__ import annotations
@@ -127,7 +132,9 @@ class GaussianField:
     eigenvectors : numpy.ndarray, shape (d, d)
         :math:`U`, columns are eigenvectors.
     factor : numpy.ndarray, shape (d, d)
-        :math:`L = U \\operatorname{diag}(\\sqrt{\\lambda})`, so that :math:`L L^\\top = C`.
+        :math:`L = U \\operatorname{diag}(\\sqrt{\\lambda})\\, U^\\top`, the symmetric square root,
+        so that :math:`L L^\\top = C`; unlike :math:`U`, it does not depend on which basis
+        ``eigh`` picks inside a repeated eigenspace.
 
     All arrays are read-only.
 
@@ -155,8 +162,9 @@ def gaussian_field(side: int = 8, length_scale: float = 1.5) -> GaussianField:
     r"""The squared-exponential field of :func:`field_covariance`, eigendecomposed.
 
     ``numpy.linalg.eigh`` gives :math:`C = U \operatorname{diag}(\lambda) U^\top`; eigenvalues
-    below 0 (round-off) are clipped to 0 and :math:`L = U \operatorname{diag}(\sqrt\lambda)`.
-    This is the protocol of the book's Gaussian-patch experiment (chapter 3).
+    below 0 (round-off) are clipped to 0 and :math:`L = U \operatorname{diag}(\sqrt\lambda)\, U^\top`,
+    the symmetric square root (the same on every machine, whatever basis ``eigh`` returns inside
+    a repeated eigenspace). This is the protocol of the book's Gaussian-patch experiment (chapter 3).
 
     Parameters
     ----------
@@ -186,7 +194,7 @@ def gaussian_field(side: int = 8, length_scale: float = 1.5) -> GaussianField:
     C = field_covariance(side, length_scale)
     lam, U = np.linalg.eigh(C)
     lam = np.maximum(lam, 0.0)
-    L = U * np.sqrt(lam)
+    L = (U * np.sqrt(lam)) @ U.T  # symmetric: independent of the basis of repeated eigenspaces
     for arr in (C, lam, U, L):
         arr.setflags(write=False)
     return GaussianField(covariance=C, eigenvalues=lam, eigenvectors=U, factor=L)

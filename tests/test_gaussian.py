@@ -49,9 +49,32 @@ def test_field_factor_and_read_only_arrays():
     assert np.all(f.eigenvalues >= 0)
     assert np.all(np.diff(f.eigenvalues) >= 0)  # eigh order
     np.testing.assert_allclose(f.factor @ f.factor.T, f.covariance, atol=1e-12)
-    np.testing.assert_allclose(f.factor, f.eigenvectors * np.sqrt(f.eigenvalues))
+    U = f.eigenvectors
+    np.testing.assert_allclose(f.factor, (U * np.sqrt(f.eigenvalues)) @ U.T)
+    np.testing.assert_allclose(f.factor, f.factor.T, atol=1e-15)  # the symmetric square root
     with pytest.raises(ValueError, match="read-only"):
         f.covariance[0, 0] = 2.0
+
+
+def test_factor_does_not_depend_on_the_eigenbasis():
+    # The 8 x 8 grid's symmetries give C repeated eigenvalues; eigh may return any orthonormal
+    # basis of each repeated eigenspace (it differs between LAPACK builds and processors).
+    # Rotate every such basis at random: the sampler's factor must not move.
+    lam, U = FIELD.eigenvalues, FIELD.eigenvectors
+    rng = np.random.default_rng(0)
+    V = U.copy()
+    groups, start = [], 0
+    for k in range(1, len(lam) + 1):
+        if k == len(lam) or lam[k] - lam[k - 1] > 1e-9 * max(lam[k], 1e-300):
+            groups.append(slice(start, k))
+            start = k
+    assert any(g.stop - g.start > 1 for g in groups)  # the field does have repeated eigenvalues
+    for g in groups:
+        Q, _ = np.linalg.qr(rng.normal(size=(g.stop - g.start,) * 2))
+        V[:, g] = U[:, g] @ Q
+    rotated = (V * np.sqrt(lam)) @ V.T
+    np.testing.assert_allclose(rotated, FIELD.factor, rtol=0, atol=1e-12)
+    assert np.abs(V * np.sqrt(lam) - U * np.sqrt(lam)).max() > 1e-3  # the old factor would move
 
 
 def test_negative_round_off_eigenvalues_are_clipped():
