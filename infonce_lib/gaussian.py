@@ -162,9 +162,10 @@ def gaussian_field(side: int = 8, length_scale: float = 1.5) -> GaussianField:
     r"""The squared-exponential field of :func:`field_covariance`, eigendecomposed.
 
     ``numpy.linalg.eigh`` gives :math:`C = U \operatorname{diag}(\lambda) U^\top`; eigenvalues
-    below 0 (round-off) are clipped to 0 and :math:`L = U \operatorname{diag}(\sqrt\lambda)\, U^\top`,
-    the symmetric square root (the same on every machine, whatever basis ``eigh`` returns inside
-    a repeated eigenspace). This is the protocol of the book's Gaussian-patch experiment (chapter 3).
+    below 0 (round-off) are clipped to 0 and
+    :math:`L = U \operatorname{diag}(\sqrt\lambda)\, U^\top`, the symmetric square root (the same
+    on every machine, whatever basis ``eigh`` returns inside a repeated eigenspace). This is the
+    protocol of the book's Gaussian-patch experiment (chapter 3).
 
     Parameters
     ----------
