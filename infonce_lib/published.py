@@ -218,8 +218,7 @@ SIMCLR_TABLE5 = PublishedTable(
     ),
     settings={"contrastive_distribution_size": 4096},
     checked=(
-        "three independent text extractions of the paper (table and caption agree in all "
-        "six rows)"
+        "three independent text extractions of the paper (table and caption agree in all six rows)"
     ),
 )
 
