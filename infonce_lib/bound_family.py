@@ -93,7 +93,8 @@ def _diag(F: np.ndarray) -> np.ndarray:
 def _lse(a: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
     """log sum exp over ``axis``, shifted by the maximum; every slice has a finite entry."""
     m = np.max(a, axis=axis, keepdims=True)
-    out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
+    with np.errstate(over="ignore"):  # a - m below -1.8e308 is -inf: a zero term
+        out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
@@ -245,8 +246,8 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
     F = _check_scores(scores)
     b = _check_log_baseline(log_baseline, F)
     K = F.shape[-1]
-    G = F - b[:, :, None]
     with np.errstate(over="ignore"):
+        G = F - b[:, :, None]
         joint = _diag(G).mean(axis=-1)
     finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
     log_mean = _lse(_off_diagonal(G), axis=(1, 2)) - math.log(K * (K - 1))
@@ -294,11 +295,8 @@ def js_objective(scores) -> np.ndarray:
     (array([-1.386294]), -1.386294)
     """
     F = _check_scores(scores)
-    K = F.shape[-1]
-    pos = -_softplus(-_diag(F)).mean(axis=-1)
-    sp = _softplus(F)
-    off = (sp.sum(axis=(1, 2)) - _diag(sp).sum(axis=-1)) / (K * (K - 1))
-    return pos - off
+    values, _ = _grad_js(F)
+    return finite_or_raise(values, "the JS objective", "rescale the scores")
 
 
 def js_bound(scores) -> np.ndarray:
@@ -339,7 +337,11 @@ def js_bound(scores) -> np.ndarray:
     array([0.])
     """
     F = _check_scores(scores)
-    return nwj_bound(F + 1.0)
+    K = F.shape[-1]
+    with np.errstate(over="ignore"):
+        joint = 1.0 + _diag(F).mean(axis=-1)
+        finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
+        return joint - np.exp(_lse(_off_diagonal(F), axis=(1, 2)) - math.log(K * (K - 1)))
 
 
 def _loo_log_means(F: np.ndarray) -> np.ndarray:
@@ -456,7 +458,7 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
     """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F."""
     K = F.shape[-1]
     idx = np.arange(K)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
         L, A, w = _alpha_parts(F, b, a)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
@@ -497,8 +499,9 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
 def _grad_infonce(F, **_):
     K = F.shape[-1]
     lse = _lse(F, axis=-1, keepdims=True)
-    values = math.log(K) + (_diag(F) - lse[..., 0]).mean(axis=-1)
-    dF = np.exp(F - lse)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = math.log(K) + (_diag(F) - lse[..., 0]).mean(axis=-1)
+        dF = np.exp(F - lse)
     dF *= -1.0 / K
     idx = np.arange(K)
     dF[..., idx, idx] += 1.0 / K
@@ -509,7 +512,7 @@ def _grad_tuba_like(F, b):
     """TUBA with log-baseline b (shape (B, K)); NWJ is b = 1."""
     K = F.shape[-1]
     idx = np.arange(K)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         E = np.exp(F - b[..., :, None])
         E[..., idx, idx] = 0.0
         values = 1.0 + (_diag(F) - b).mean(axis=-1) - E.sum(axis=(-2, -1)) / (K * (K - 1))
@@ -531,8 +534,9 @@ def _grad_dv(F, **_):
     K = F.shape[-1]
     off = _off_diagonal(F)
     lse = _lse(off, axis=(-2, -1), keepdims=True)
-    values = _diag(F).mean(axis=-1) - lse[..., 0, 0] + math.log(K * (K - 1))
-    dF = np.exp(off - lse)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = _diag(F).mean(axis=-1) - lse[..., 0, 0] + math.log(K * (K - 1))
+        dF = np.exp(off - lse)
     dF *= -1.0
     idx = np.arange(K)
     dF[..., idx, idx] = 1.0 / K
@@ -544,9 +548,10 @@ def _grad_js(F, **_):
     idx = np.arange(K)
     pos = _diag(F)
     sp = _softplus(F)
-    values = -_softplus(-pos).mean(axis=-1) - (sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)) / (
-        K * (K - 1)
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = -_softplus(-pos).mean(axis=-1) - (
+            sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)
+        ) / (K * (K - 1))
     dF = expit(F)
     dF *= -1.0 / (K * (K - 1))
     dF[..., idx, idx] = expit(-pos) / K
@@ -627,7 +632,13 @@ def bound_and_score_grad(
         if F.shape[-1] < 3:
             raise ValueError(f"scores needs K >= 3 pairs for estimator 'alpha'; got {F.shape}")
         kwargs["alpha"] = alpha
-    return _GRADS[estimator](F, **kwargs)
+    values, grad = _GRADS[estimator](F, **kwargs)
+    if np.isnan(values).any() or np.isposinf(values).any() or np.isnan(grad).any():
+        raise ValueError(
+            f"the {estimator} objective or its gradient overflowed float64 (scores near "
+            "±1.8e308); rescale the scores"
+        )
+    return values, grad
 
 
 # ------------------------------------------------------ the optimal critic on a Gaussian

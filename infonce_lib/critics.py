@@ -23,7 +23,13 @@ import math
 
 import numpy as np
 
-from ._validation import as_generator, as_int, as_positive_scalar, as_real_array
+from ._validation import (
+    as_generator,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    finite_or_raise,
+)
 
 __all__ = [
     "JointCritic",
@@ -88,13 +94,17 @@ def _forward(params, X):
     """Unchecked forward pass; returns the output and the inputs of each layer."""
     n_layers = len(params) // 2
     h, inputs = X, []
-    for layer in range(n_layers):
-        W, b = params[2 * layer], params[2 * layer + 1]
-        inputs.append(h)
-        h = h @ W + b
-        if layer < n_layers - 1:
-            h = np.maximum(h, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # the callers check the result
+        for layer in range(n_layers):
+            W, b = params[2 * layer], params[2 * layer + 1]
+            inputs.append(h)
+            h = h @ W + b
+            if layer < n_layers - 1:
+                h = np.maximum(h, 0.0)
     return h, inputs
+
+
+_HINT = "rescale the inputs or the weights"
 
 
 def _backward(params, inputs, d_out):
@@ -179,7 +189,8 @@ def mlp_forward(params, X) -> tuple[np.ndarray, list[np.ndarray]]:
     A = as_real_array(X, "X")
     if A.shape[-1] != P[0].shape[0]:
         raise ValueError(f"X must have {P[0].shape[0]} features (last axis); got {A.shape}")
-    return _forward(P, A)
+    out, cache = _forward(P, A)
+    return finite_or_raise(out, "the MLP's output from params and X", _HINT), cache
 
 
 def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
@@ -216,7 +227,10 @@ def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
     """
     P = _check_params(params)
     d = as_real_array(d_out, "d_out")
-    return _backward(P, cache, d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads, dX = _backward(P, cache, d)
+    finite_or_raise(dX, "the gradient with respect to X (from d_out)", _HINT)
+    return [finite_or_raise(g, "a parameter gradient", _HINT) for g in grads], dX
 
 
 class SeparableCritic:
@@ -312,7 +326,9 @@ class SeparableCritic:
         A, B = self._check_xy(X, Y)
         G, cg = _forward(self.params[: self._n_g], A)
         H, ch = _forward(self.params[self._n_g :], B)
-        return H @ np.swapaxes(G, -1, -2), (G, H, cg, ch)
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = H @ np.swapaxes(G, -1, -2)
+        return finite_or_raise(F, "the critic's scores of X and Y", _HINT), (G, H, cg, ch)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
         r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``).
@@ -324,9 +340,10 @@ class SeparableCritic:
         dF = as_real_array(d_scores, "d_scores", ndim=want)
         if dF.shape[:-2] != G.shape[:-2] or dF.shape[-1] != G.shape[-2]:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
-        gg, _ = _backward(self.params[: self._n_g], cg, np.swapaxes(dF, -1, -2) @ H)
-        gh, _ = _backward(self.params[self._n_g :], ch, dF @ G)
-        return gg + gh
+        with np.errstate(over="ignore", invalid="ignore"):
+            gg, _ = _backward(self.params[: self._n_g], cg, np.swapaxes(dF, -1, -2) @ H)
+            gh, _ = _backward(self.params[self._n_g :], ch, dF @ G)
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in gg + gh]
 
 
 class JointCritic:
@@ -379,17 +396,23 @@ class JointCritic:
         r"""Scores ``F[i, j] = u([x_j, y_i])`` for a batch, and a cache for :meth:`backward`."""
         A, B = self._check_xy(X, Y)
         W1, b1 = self.params[0], self.params[1]
-        Z = (B @ W1[self.x_dim :])[:, None, :] + (A @ W1[: self.x_dim])[None, :, :] + b1
-        H1 = np.maximum(Z, 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = (B @ W1[self.x_dim :])[:, None, :] + (A @ W1[: self.x_dim])[None, :, :] + b1
+            H1 = np.maximum(Z, 0.0)
         out, cache = _forward(self.params[2:], H1)
-        return out[..., 0], (A, B, H1, cache)
+        F = finite_or_raise(out[..., 0], "the critic's scores of X and Y", _HINT)
+        return F, (A, B, H1, cache)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
         r"""Parameter gradients from :math:`\partial J / \partial F` (shape (K, K))."""
         A, B, H1, rest = cache
         dF = as_real_array(d_scores, "d_scores", ndim=2)
-        grads, dH1 = _backward(self.params[2:], rest, dF[..., None])
-        dZ = dH1 * (H1 > 0.0)
-        dWx = A.T @ dZ.sum(axis=0)
-        dWy = B.T @ dZ.sum(axis=1)
-        return [np.concatenate([dWx, dWy]), dZ.sum(axis=(0, 1)), *grads]
+        if dF.shape != H1.shape[:2]:
+            raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            grads, dH1 = _backward(self.params[2:], rest, dF[..., None])
+            dZ = dH1 * (H1 > 0.0)
+            dWx = A.T @ dZ.sum(axis=0)
+            dWy = B.T @ dZ.sum(axis=1)
+            grads = [np.concatenate([dWx, dWy]), dZ.sum(axis=(0, 1)), *grads]
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]

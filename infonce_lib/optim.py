@@ -101,8 +101,9 @@ class Adam:
             g = as_real_array(g, f"grads[{i}]", ndim=p.ndim)
             if g.shape != p.shape:
                 raise ValueError(f"grads[{i}] must have shape {p.shape}; got {g.shape}")
-            m *= self.beta1
-            m += (1.0 - self.beta1) * g
-            v *= self.beta2
-            v += (1.0 - self.beta2) * g * g
-            p -= step * m / (np.sqrt(v) + eps)
+            with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
+                m *= self.beta1
+                m += (1.0 - self.beta1) * g
+                v *= self.beta2
+                v += (1.0 - self.beta2) * g * g
+                p -= step * m / (np.sqrt(v) + eps)

@@ -430,3 +430,35 @@ def test_checker_reports_errors_without_raising(capsys):
     assert "ZeroDivisionError" in capsys.readouterr().out
     with pytest.raises(TypeError, match="fn"):
         check_nwj_bound(3)
+
+
+@pytest.mark.parametrize("where", ["off", "diag", "two_off"])
+def test_far_extremes_give_a_value_or_a_clear_error(where, rng):
+    # entries of +-1.7e308: a finite value, -inf for an overflowing exponential term, or
+    # ValueError; never NaN, +inf or a RuntimeWarning (pytest turns those into errors)
+    F = rng.normal(size=(2, 4, 4))
+    if where == "off":
+        F[0, 1, 2], F[0, 2, 1] = 1.7e308, -1.7e308
+    elif where == "diag":
+        F[0, 1, 1], F[0, 1, 2] = 1.7e308, -1.7e308
+    else:
+        F[0, 1, 2], F[0, 2, 3] = 1.7e308, 1.7e308
+    calls = [
+        dv_bound,
+        js_objective,
+        js_bound,
+        lambda G: tuba_bound(G, 0.0),
+        lambda G: interpolated_bound(G, 0.0, 0.5),
+        lambda G: interpolated_bound(G, 0.0, 0.0),
+        lambda G: bound_and_score_grad(G, "infonce")[0],
+        lambda G: bound_and_score_grad(G, "dv")[0],
+        lambda G: bound_and_score_grad(G, "js")[0],
+        lambda G: bound_and_score_grad(G, "alpha", log_baseline=0.0, alpha=0.5)[0],
+    ]
+    for call in calls:
+        try:
+            v = call(F)
+        except ValueError as exc:
+            assert "rescale" in str(exc)
+            continue
+        assert not np.isnan(v).any() and not np.isposinf(v).any()

@@ -170,3 +170,15 @@ def test_validation():
         JointCritic(3, 4, layers=0, seed=0)
     with pytest.raises(ValueError, match="features"):
         mlp_forward(mlp_init([3, 2], seed=0), np.zeros((2, 4)))
+
+
+def test_overflow_is_a_clear_error():
+    critic = SeparableCritic(3, 3, hidden=4, embed=2, seed=0)
+    with pytest.raises(ValueError, match="scores"):
+        critic.forward(np.full((4, 3), 1.7e308), np.full((4, 3), 1.7e308))
+    _, cache = critic.forward(np.ones((4, 3)), np.ones((4, 3)))
+    with pytest.raises(ValueError, match="gradient"):
+        critic.backward(cache, np.full((4, 4), 1.7e308))
+    joint = JointCritic(3, 3, hidden=4, seed=0)
+    with pytest.raises(ValueError, match="scores"):
+        joint.forward(np.full((4, 3), 1.7e308), np.full((4, 3), -1.7e308))
