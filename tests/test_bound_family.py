@@ -462,3 +462,17 @@ def test_far_extremes_give_a_value_or_a_clear_error(where, rng):
             assert "rescale" in str(exc)
             continue
         assert not np.isnan(v).any() and not np.isposinf(v).any()
+
+
+def test_tuba_tight_with_the_marginal_as_baseline():
+    # critic log p(y|x) with baseline a(y) = p(y): e^f / a = r, so TUBA = 1 + I - 1 = I
+    d, info, K, B = 6, 2.0, 32, 400
+    rho = correlated_gaussian_rho(info, d)
+    X, Y = sample_correlated_gaussian(K * B, rho, d, seed=11)
+    X, Y = X.reshape(B, K, d), Y.reshape(B, K, d)
+    F = correlated_gaussian_critic(X, Y, rho)
+    log_py = -0.5 * d * math.log(2 * math.pi) - 0.5 * np.einsum("bid,bid->bi", Y, Y)
+    v = tuba_bound(F, log_py)
+    assert abs(v.mean() - info) < 4 * v.std(ddof=1) / math.sqrt(B)
+    # the same critic shifted by the baseline is the log ratio: TUBA(a = 1) agrees
+    np.testing.assert_allclose(tuba_bound(F - log_py[..., None], 0.0), v, rtol=1e-10)
