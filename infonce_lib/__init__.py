@@ -205,3 +205,16 @@ __all__ += [
     "softmax_weights",
     "tau_scaled_loss",
 ]
+
+# ---- chapter 4: the family of bounds with trained critics ----
+# (bound_family.py, critics.py, optim.py, exercises/bound_family.py)
+from .bound_family import *  # noqa: F403
+from .bound_family import __all__ as _bound_family_all
+from .critics import *  # noqa: F403
+from .critics import __all__ as _critics_all
+from .exercises.bound_family import *  # noqa: F403
+from .exercises.bound_family import __all__ as _exercises_bounds_all
+from .optim import *  # noqa: F403
+from .optim import __all__ as _optim_all
+
+__all__ += [*_bound_family_all, *_critics_all, *_exercises_bounds_all, *_optim_all]

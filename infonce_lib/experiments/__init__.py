@@ -1,0 +1,2 @@
+"""The book's experiments, one module each on a shared template (``run``, ``tables``,
+``checks``, ``report``)."""
