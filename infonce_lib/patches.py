@@ -37,7 +37,7 @@ of the largest :math:`K` (1024 pairs):
    since :math:`c(y_i) = -\log p(y_i)` is constant along the row (the experiment's check
    that the two critics agree with the softmax over :math:`x` therefore confirms this
    cancellation to round-off; the tests and the chapter also compare fully separate
-   computations with :func:`~infonce_lib.bounds.infonce_bound`);
+   computations with :func:`~infonce_lib.infonce_bound`);
 4. InfoNCE's denominator is the off-diagonal sum plus the positive's own term (an addition);
    the leave-one-out bound uses the off-diagonal sum alone, so a dominant positive is never
    subtracted from a sum.
@@ -257,9 +257,9 @@ def patch_level_pairs(
 ) -> tuple[float, np.ndarray, np.ndarray]:
     r"""The pairs of one level of the Gaussian-patch experiment, exactly as it draws them.
 
-    :math:`\sigma` from :func:`~infonce_lib.gaussian.sigma_for_information` for
+    :math:`\sigma` from :func:`~infonce_lib.sigma_for_information` for
     :math:`I = ` ``level``, then ``m_pairs`` pairs :math:`(x, y = x + \sigma\varepsilon)` from
-    :func:`~infonce_lib.gaussian.sample_patch_pairs` with ``seed`` = the index of ``level``
+    :func:`~infonce_lib.sample_patch_pairs` with ``seed`` = the index of ``level``
     in ``levels`` (chapter 3's protocol), so that a chapter can look at the very data behind
     a table of :mod:`infonce_lib.experiments.gaussian_patches` or
     :mod:`infonce_lib.experiments.cosine_temperature`.
@@ -273,7 +273,7 @@ def patch_level_pairs(
     m_pairs : int, default 65536
         Pairs per level.
     side, length_scale : int, float
-        The field (:func:`~infonce_lib.gaussian.gaussian_field`).
+        The field (:func:`~infonce_lib.gaussian_field`).
 
     Returns
     -------
