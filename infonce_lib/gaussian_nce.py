@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._maximiser import _at_maximiser, _has_maximiser, _no_maximiser_message
 from ._validation import (
     as_generator,
     as_int,
@@ -33,7 +34,7 @@ from ._validation import (
     as_real_array,
     finite_or_raise,
 )
-from .nce import NCEFit, _as_output, _Diverged, _fit, _nce_terms, _NCEProblem
+from .nce import NCEFit, _as_output, _Diverged, _fit, _NCEProblem
 
 __all__ = [
     "GaussianNCESimulation",
@@ -398,6 +399,14 @@ def fit_gaussian_nce(
     ValueError, TypeError
         If the samples are not finite, their dimensions or batch sizes disagree with each
         other or with ``noise_cov``, or ``noise_cov`` is not positive definite.
+    ValueError
+        If the NCE objective has no maximiser among Gaussians for these samples. It is
+        concave in the natural parameters :math:`\eta = (\operatorname{vech}\Lambda, c)`;
+        when its maximiser over all :math:`\eta` does not exist (data and noise separable
+        by a quadratic) or has a :math:`\Lambda` that is not positive definite, the fit
+        would only drift towards a degenerate or unbounded precision matrix. Damped Newton
+        steps in :math:`\eta` decide this whenever the fit does not end at a maximiser.
+        More samples, or noise closer to the data, give the objective a maximiser.
 
     Examples
     --------
@@ -425,7 +434,9 @@ def fit_gaussian_nce(
         fit = _fit(problem, th0, "trust-krylov", as_options(options))
     except _Diverged:
         fit = None
-    if fit is None or not _at_maximiser(fit.theta, S_x, S_y, ln_x, ln_y, nu, d):
+    if fit is None or not _at_maximiser(
+        _gaussian_natural(fit.theta, d)[0], S_x, S_y, ln_x, ln_y, nu
+    ):
         lacking = ~_has_maximiser(S_x, S_y, ln_x, ln_y, nu, eta_n, d)
         if lacking.any():
             raise ValueError(_no_maximiser_message(lacking))
@@ -485,96 +496,6 @@ def _gaussian_nce_inputs(x, y, noise_cov, theta0):
         eta0, _ = _gaussian_natural(th0, d)
     finite_or_raise(eta0, "the precision matrix of theta0", _THETA_HINT)
     return S_x, S_y, ln_x, ln_y, th0, eta_n
-
-
-# ---------------------------------------------------------------- does a maximiser exist?
-
-#: Newton decrement (squared) in the natural parameters below which a point counts as the
-#: maximiser: the objective could rise by about half of it, far below any sampling error.
-_DECREMENT_TOL = 1e-10
-#: ... and the Newton step must be this small relative to the parameters: where J only
-#: approaches its supremum as the parameters grow, the decrement vanishes but the steps do not.
-_STEP_TOL = 1e-6
-#: Damped Newton iterations of the existence test; a concave objective with a maximiser
-#: gets there in a few dozen, one without one never does.
-_NEWTON_ITERS = 100
-
-
-def _eta_terms(eta, S_x, S_y, ln_x, ln_y, nu):
-    """J, dJ/dη and minus the Hessian in η (exact: log p_m is linear in η)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        G_x = np.matmul(S_x, eta[..., None])[..., 0] - ln_x
-        G_y = np.matmul(S_y, eta[..., None])[..., 0] - ln_y
-        J, w_x, w_y = _nce_terms(G_x, G_y, nu)
-        grad = np.matmul(w_x[..., None, :], S_x)[..., 0, :]
-        grad += np.matmul(w_y[..., None, :], S_y)[..., 0, :]
-        log_nu = math.log(nu)
-        H = 0.0
-        for G, S, scale in ((G_x, S_x, 1 / S_x.shape[-2]), (G_y, S_y, nu / S_y.shape[-2])):
-            e = np.exp(-np.abs(G - log_nu))
-            H = H + np.swapaxes(S * (e / (1.0 + e) ** 2 * scale)[..., None], -1, -2) @ S
-    return J, grad, H
-
-
-def _newton_step(eta, grad, H):
-    """The Newton step in η, and per problem whether η is the maximiser to tolerance."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        step = np.matmul(np.linalg.pinv(H, hermitian=True), grad[..., None])[..., 0]
-        dec = np.sum(grad * step, axis=-1)  # the squared Newton decrement
-        small = np.max(np.abs(step), axis=-1) <= _STEP_TOL * (1 + np.max(np.abs(eta), axis=-1))
-        curved = np.any(H != 0, axis=(-2, -1))  # not a plateau where every weight underflowed
-    return step, dec, np.isfinite(dec) & (dec < _DECREMENT_TOL) & small & curved
-
-
-def _at_maximiser(theta, S_x, S_y, ln_x, ln_y, nu, d) -> bool:
-    """True when the fitted theta is, to tolerance, the maximiser over all η."""
-    eta, _ = _gaussian_natural(theta, d)
-    _, grad, H = _eta_terms(eta, S_x, S_y, ln_x, ln_y, nu)
-    return bool(np.all(_newton_step(eta, grad, H)[2]))
-
-
-def _has_maximiser(S_x, S_y, ln_x, ln_y, nu, eta_n, d) -> np.ndarray:
-    """Per problem: does J have a maximiser with a positive definite precision matrix?
-
-    J is concave in η, so damped Newton from η_n (the model equal to the noise) converges
-    to its maximiser over all η when one exists. A Gaussian maximises J exactly when that
-    maximiser exists and its precision matrix is positive definite.
-    """
-    eta = np.broadcast_to(eta_n, S_x.shape[:-2] + eta_n.shape).copy()
-    J, grad, H = _eta_terms(eta, S_x, S_y, ln_x, ln_y, nu)
-    done = np.zeros(J.shape, dtype=bool)
-    for _ in range(_NEWTON_ITERS):
-        step, dec, done = _newton_step(eta, grad, H)
-        if done.all() or not np.isfinite(dec).all():
-            break
-        t = np.ones(J.shape)
-        for _ in range(40):  # backtracking: a sufficient rise of J, problem by problem
-            J_new = _eta_terms(eta + t[..., None] * step, S_x, S_y, ln_x, ln_y, nu)[0]
-            ok = done | (J_new >= J + 0.25 * t * dec)
-            if ok.all():
-                break
-            t = np.where(ok, t, t / 2)
-        eta = eta + np.where(done, 0.0, t)[..., None] * step
-        J, grad, H = _eta_terms(eta, S_x, S_y, ln_x, ln_y, nu)
-    rows, cols = np.tril_indices(d)
-    lam = np.zeros((*eta.shape[:-1], d, d))
-    lam[..., rows, cols] = eta[..., :-1]
-    lam[..., cols, rows] = eta[..., :-1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        pd = np.all(np.linalg.eigvalsh(np.where(np.isfinite(lam), lam, 0.0)) > 0, axis=-1)
-    return done & pd
-
-
-def _no_maximiser_message(lacking: np.ndarray) -> str:
-    where = ""
-    if lacking.ndim:
-        index = np.flatnonzero(lacking)
-        where = f" in {index.size} of {lacking.size} data sets, e.g. number {int(index[0])},"
-    return (
-        f"the NCE objective has no maximiser{where} for these samples: no Gaussian tells the "
-        "data from the noise best, because J keeps rising as the precision matrix degenerates "
-        "or grows without bound; use more samples, or noise closer to the data"
-    )
 
 
 # ---------------------------------------------------------------- Monte Carlo

@@ -489,6 +489,14 @@ _MAXITER = 2000
 _TRUST_GTOL = 1e-7  # per component, times sqrt(theta0.size)
 _LBFGS_OPTIONS = {"gtol": 1e-9, "ftol": 1e-15}
 
+#: A fit that tells every data sample from every noise sample with J above -_SEPARATED_J
+#: has reached no maximiser: J only creeps towards its supremum 0 as theta grows.
+_SEPARATED_J = 1e-3
+_SEPARATED = (
+    "the NCE objective has no maximiser for these samples: the fit tells every data sample "
+    "from every noise sample and J only creeps towards 0 as theta grows; use more samples, "
+    "or noise closer to the data"
+)
 _DIVERGED = (
     "the NCE fit diverged: J kept rising while theta left float64, so the objective has no "
     "maximiser for these samples, as happens when the model tells the data from the noise "
@@ -643,9 +651,10 @@ def fit_nce(
         log-density is not finite, ``method`` is unknown, or ``log_model`` returns arrays of
         the wrong shape or non-finite values at ``theta0``.
     ValueError
-        If the fit diverges: :math:`J` keeps rising while :math:`\theta` leaves float64, so
-        the objective has no maximiser for these samples (with few samples a flexible model
-        can tell the data from the noise perfectly).
+        If the objective has no maximiser for these samples: the fit diverges (:math:`J`
+        keeps rising while :math:`\theta` leaves float64), or it ends telling every data
+        sample from every noise sample with :math:`J` within ``1e-3`` of its supremum 0.
+        With few samples a flexible model can separate data from noise perfectly.
 
     Examples
     --------
@@ -669,9 +678,20 @@ def fit_nce(
     method = _check_method(method)
     problem = _NCEProblem(log_model, th0.shape, data, noise, ln_x, ln_y, nu)
     try:
-        return _fit(problem, th0, method, as_options(options))
+        fit = _fit(problem, th0, method, as_options(options))
     except _Diverged:
         raise ValueError(_DIVERGED) from None
+    if np.any(_separated(problem, fit.theta)):
+        raise ValueError(_SEPARATED)
+    return fit
+
+
+def _separated(problem: _NCEProblem, theta: np.ndarray) -> np.ndarray:
+    """Per problem: does the fitted classifier get every sample right, with J near 0?"""
+    ev = problem._evaluate(theta)
+    log_nu = math.log(problem.nu)
+    right = np.all(ev["G_x"] > log_nu, axis=-1) & np.all(ev["G_y"] < log_nu, axis=-1)
+    return right & (ev["J"] > -_SEPARATED_J)
 
 
 def mse_ratio(errors_num, errors_den) -> tuple[float, float]:
