@@ -678,8 +678,9 @@ def test_generic_fit_of_separable_samples_has_no_maximiser(method):
     # and every optimiser stops somewhere on the way, its gradient vanishing.
     x = np.array([1.0, 2.0, 0.5])
     model = lambda th, u: (th[0] * u, u[:, None])  # noqa: E731
-    message = r"^the NCE objective has no maximiser for these samples: .*closer to the data$"
-    with pytest.raises(ValueError, match=message) as info:
+    # Where the optimiser stops depends on its path (trust-krylov's can run off to overflow
+    # or stall, depending on the calls before it): either way one sentence says it.
+    with pytest.raises(ValueError, match="no maximiser for these samples") as info:
         fit_nce(model, [0.0], x, -x, np.zeros(3), np.zeros(3), method=method)
     assert "(" not in str(info.value)
     # One sample on the wrong side: the objective has its maximiser, and the fit finds it.
