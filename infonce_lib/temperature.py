@@ -63,6 +63,10 @@ __all__ = [
     "tau_scaled_loss",
 ]
 
+#: The default search interval for the inverse temperature beta of :func:`best_temperature`
+#: (tau from 0.002 to 2), used by the experiments too.
+BETA_BOUNDS = (0.5, 500.0)
+
 
 # ---------------------------------------------------------------- the cap
 
@@ -509,7 +513,7 @@ class BestTemperature:
     evaluations: int
 
 
-def best_temperature(cosines, beta_bounds: tuple[float, float] = (0.5, 500.0)) -> BestTemperature:
+def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) -> BestTemperature:
     r"""The temperature that maximises the mean InfoNCE of a fixed cosine critic.
 
     .. math::

@@ -23,7 +23,7 @@ from ..bound_family import _GRADS, ESTIMATORS, optimal_critic_estimates
 from ..critics import SeparableCritic
 from ..limits import correlated_gaussian_rho
 from ..optim import Adam
-from ..reproduce import Check, Report, format_table
+from ..report import Check, Report, format_table
 
 __all__ = ["CHAPTER", "NAME", "SUMMARY", "Config", "Result", "checks", "report", "run", "tables"]
 
