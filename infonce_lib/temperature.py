@@ -212,7 +212,7 @@ def attainable_cosine_cap(batch_size: int, temperature):
     >>> attainable_cosine_cap(2, 0.5) == cosine_cap(2, 0.5)  # K = 2: the same gap, 2
     True
     >>> np.round(attainable_cosine_cap(256, [0.01, 0.1, 1.0, 10.0]), 4)
-    array([5.5452, 5.4788, 0.9972, 0.0999])
+    array([5.5452, 5.5341, 0.9972, 0.1   ])
     >>> attainable_cosine_cap(256, 1e-300) == math.log(256)  # tau -> 0: log K
     True
     >>> f"{attainable_cosine_cap(256, 1e300):.4e}"  # tau -> infinity: about 1/tau
