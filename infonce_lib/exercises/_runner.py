@@ -94,7 +94,8 @@ def run_cases(fn: Callable, cases: list[Case], verbose: bool, what: str) -> bool
     results = [(case.name, *run_case(fn, case)) for case in cases]
     if any(status == "TODO" for _, status, _ in results):
         if verbose:
-            print(f"Not attempted yet: {what} raises NotImplementedError.")
+            name = getattr(fn, "__name__", what)
+            print(f"Not attempted yet: {name} raises NotImplementedError.")
         return False
     passed = all(status == "PASS" for _, status, _ in results)
     if verbose:

@@ -350,7 +350,7 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     >>> def unfinished(S):
     ...     raise NotImplementedError
     >>> check_zero_temperature_limit(unfinished)
-    Not attempted yet: zero_temperature_limit(S) raises NotImplementedError.
+    Not attempted yet: unfinished raises NotImplementedError.
     False
     """
     rng = np.random.default_rng(20261201)
