@@ -83,8 +83,9 @@ def cosine_cap(batch_size: int, tau):
     :math:`+1/\tau` and a negative at least :math:`-1/\tau`, so each gap is at most 2. The
     score matrix with :math:`S_{ii} = 1` and :math:`S_{ij} = -1` (:math:`j \ne i`) attains it.
     That matrix is not made of cosines of embeddings once :math:`K \ge 3`: :math:`S_{ii} = 1`
-    forces :math:`x_i = y_i`, and then :math:`x_2` and :math:`x_3` cannot both have cosine
-    :math:`-1` with :math:`y_1` without coinciding. For unit-norm embeddings the sharp bound
+    forces :math:`x_i = y_i`, and cosine :math:`-1` with :math:`y_1` would make :math:`x_2`
+    and :math:`x_3` both equal :math:`-y_1`, so that :math:`y_2` would score :math:`x_3` at
+    :math:`+1`, not :math:`-1`. For unit-norm embeddings the sharp bound
     is :func:`attainable_cosine_cap`, lower for every :math:`K \ge 3` (equal at
     :math:`K = 2`). Computed stably at both ends: for
     :math:`\tau < 2` as :math:`\log K - \operatorname{logaddexp}(0, \log(K-1) - 2/\tau)` (so
