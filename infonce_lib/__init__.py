@@ -34,9 +34,13 @@ from .exercises import *  # noqa: F403
 from .exercises import bound_family as _exercises_bound_family
 from .exercises import bounds as _exercises_bounds
 from .exercises import limits as _exercises_limits
+from .exercises import misconceptions as _exercises_misconceptions
+from .exercises import temperature as _exercises_temperature
 from .exercises.bound_family import *  # noqa: F403
 from .exercises.bounds import *  # noqa: F403
 from .exercises.limits import *  # noqa: F403
+from .exercises.misconceptions import *  # noqa: F403
+from .exercises.temperature import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .gaussian_nce import *  # noqa: F403
 from .hypersphere import *  # noqa: F403
@@ -55,7 +59,8 @@ __version__ = "0.1.0"
 _MODULES = (
     core, nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds, gaussian, patches,
     bound_family, critics, optim, _exercises_bound_family, doe, limits, _exercises_limits,
-    hypersphere, temperature, published, report,
+    hypersphere, temperature, _exercises_temperature, _exercises_misconceptions, published,
+    report,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

@@ -26,7 +26,7 @@ def test_right_answer_passes(capsys):
 
 def test_the_right_answer_is_a_density_of_v():
     # one pixel: integrate p(v | u) over v (split at 0, where |v|^(-2/3) is integrable)
-    right = ex.typical_mistakes()["right"]
+    right = ex.warped_density_mistakes()["right"]
     u, sigma = 0.7**3, 0.5
 
     def p(v):
@@ -34,7 +34,7 @@ def test_the_right_answer_is_a_density_of_v():
 
     total = quad(p, -np.inf, 0.0)[0] + quad(p, 0.0, np.inf)[0]
     assert abs(total - 1) < 1e-7
-    no_jac = ex.typical_mistakes()["no jacobian"]
+    no_jac = ex.warped_density_mistakes()["no jacobian"]
 
     def q(v):
         return math.exp(no_jac(np.array([[u]]), np.array([[v]]), sigma)[0])
@@ -54,16 +54,16 @@ HINTS = {
 
 @pytest.mark.parametrize("key", sorted(HINTS))
 def test_each_mistake_is_named(key, capsys):
-    assert ex.check_warped_log_density(ex.typical_mistakes()[key]) is False
+    assert ex.check_warped_log_density(ex.warped_density_mistakes()[key]) is False
     out = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
     assert HINTS[key] in out
     assert "see the hints above" not in out
 
 
 def test_the_hint_says_whether_infonce_notices(capsys):
-    ex.check_warped_log_density(ex.typical_mistakes()["jacobian of u"])
+    ex.check_warped_log_density(ex.warped_density_mistakes()["jacobian of u"])
     assert "InfoNCE does notice" in capsys.readouterr().out
-    ex.check_warped_log_density(ex.typical_mistakes()["no jacobian"])
+    ex.check_warped_log_density(ex.warped_density_mistakes()["no jacobian"])
     assert "InfoNCE would not notice" in capsys.readouterr().out
 
 

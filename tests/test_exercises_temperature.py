@@ -109,12 +109,12 @@ def _checker(key):
 
 
 def test_every_mistake_has_an_expected_hint():
-    assert set(ex.typical_mistakes()) == set(EXPECTED_HINTS)
+    assert set(ex.temperature_mistakes()) == set(EXPECTED_HINTS)
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED_HINTS))
 def test_each_mistake_fails_and_is_named(key, capsys):
-    fn = ex.typical_mistakes()[key]
+    fn = ex.temperature_mistakes()[key]
     assert _checker(key)(fn) is False
     out = _flat(capsys.readouterr().out)
     assert EXPECTED_HINTS[key] in out

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._runner import Case, run_cases
 
-__all__ = ["check_warped_log_density", "typical_mistakes"]
+__all__ = ["check_warped_log_density", "warped_density_mistakes"]
 
 
 def _parts(u: np.ndarray, v: np.ndarray, sigma: float) -> dict[str, np.ndarray]:
@@ -112,9 +112,9 @@ def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
 
     Examples
     --------
-    >>> check_warped_log_density(typical_mistakes()["right"], verbose=False)
+    >>> check_warped_log_density(warped_density_mistakes()["right"], verbose=False)
     True
-    >>> check_warped_log_density(typical_mistakes()["no jacobian"])  # doctest: +ELLIPSIS
+    >>> check_warped_log_density(warped_density_mistakes()["no jacobian"])  # doctest: +ELLIPSIS
     FAIL  one pair, d = 2: entry 0: expected -2.544736, got -1.271583: the Jacobian
     ...
     ...
@@ -140,7 +140,7 @@ def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
     return run_cases(fn, cases, verbose, "warped_log_density(u, v, sigma)")
 
 
-def typical_mistakes() -> dict[str, Callable]:
+def warped_density_mistakes() -> dict[str, Callable]:
     """The right answer (key ``"right"``) and the mistakes the checker recognises.
 
     Each is a function ``(u, v, sigma) -> array of n log densities``.
@@ -151,7 +151,7 @@ def typical_mistakes() -> dict[str, Callable]:
 
     Examples
     --------
-    >>> sorted(typical_mistakes())[:4]
+    >>> sorted(warped_density_mistakes())[:4]
     ['jacobian of u', 'jacobian sign', 'no constant', 'no cube roots']
     """
 

@@ -15,7 +15,7 @@ Each checker runs the reader's function on a few cases, prints one line per case
 FAIL with what was expected and, when the wrong answer matches a known mistake, what the
 mistake is), and returns True when all pass. A function that raises ``NotImplementedError``
 (the starter cell) gets "Not attempted yet" and ``False``, without an exception.
-:func:`typical_mistakes` returns the recognised mistakes as functions, so the checkers can
+:func:`temperature_mistakes` returns the recognised mistakes as functions, so the checkers can
 be tested against them.
 """
 
@@ -38,7 +38,7 @@ __all__ = [
     "check_attainable_cap",
     "check_infonce_curvature",
     "check_zero_temperature_limit",
-    "typical_mistakes",
+    "temperature_mistakes",
 ]
 
 # ---------------------------------------------------------------- the attainable cap
@@ -247,7 +247,7 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     ...     return infonce_beta_derivatives(S[None], beta).second[0]
     >>> check_infonce_curvature(right, verbose=False)
     True
-    >>> check_infonce_curvature(typical_mistakes()["curvature: sign flipped"])  # doctest: +ELLIPSIS
+    >>> check_infonce_curvature(temperature_mistakes()["curvature: sign flipped"])  # doctest: +ELLIPSIS
     FAIL  K = 4, beta = 2: expected -0.07871966, got 0.07871966: the sign is
     ...
     False
@@ -378,7 +378,7 @@ def _triplet_case(name: str, S: np.ndarray) -> Case:
 # ---------------------------------------------------------------- the usual mistakes
 
 
-def typical_mistakes() -> dict[str, Callable]:
+def temperature_mistakes() -> dict[str, Callable]:
     """The mistakes the three checkers recognise, as functions with the exercises' signatures.
 
     Keys start with ``"cap: "``, ``"curvature: "`` or ``"limit: "``, for
@@ -391,9 +391,9 @@ def typical_mistakes() -> dict[str, Callable]:
 
     Examples
     --------
-    >>> sorted(typical_mistakes())[:3]
+    >>> sorted(temperature_mistakes())[:3]
     ['cap: K negatives', 'cap: bits', 'cap: gap 1']
-    >>> check_attainable_cap(typical_mistakes()["cap: K negatives"], verbose=False)
+    >>> check_attainable_cap(temperature_mistakes()["cap: K negatives"], verbose=False)
     False
     """
 
