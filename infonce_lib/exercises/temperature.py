@@ -247,7 +247,8 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     ...     return infonce_beta_derivatives(S[None], beta).second[0]
     >>> check_infonce_curvature(right, verbose=False)
     True
-    >>> check_infonce_curvature(temperature_mistakes()["curvature: sign flipped"])  # doctest: +ELLIPSIS
+    >>> flipped = temperature_mistakes()["curvature: sign flipped"]
+    >>> check_infonce_curvature(flipped)  # doctest: +ELLIPSIS
     FAIL  K = 4, beta = 2: expected -0.07871966, got 0.07871966: the sign is
     ...
     False
