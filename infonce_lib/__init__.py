@@ -9,6 +9,7 @@ of the book are in :mod:`infonce_lib.experiments` (not imported here); run
 from . import (
     bound_family,
     bounds,
+    caps,
     core,
     critics,
     doe,
@@ -27,6 +28,7 @@ from . import (
 )
 from .bound_family import *  # noqa: F403
 from .bounds import *  # noqa: F403
+from .caps import *  # noqa: F403
 from .core import *  # noqa: F403
 from .critics import *  # noqa: F403
 from .doe import *  # noqa: F403
@@ -59,7 +61,7 @@ __version__ = "0.1.0"
 _MODULES = (
     core, nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds, gaussian, patches,
     bound_family, critics, optim, _exercises_bound_family, doe, limits, _exercises_limits,
-    hypersphere, temperature, _exercises_temperature, _exercises_misconceptions, published,
+    hypersphere, caps, temperature, _exercises_temperature, _exercises_misconceptions, published,
     report,
 )  # fmt: skip
 

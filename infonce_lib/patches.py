@@ -55,13 +55,14 @@ import numpy as np
 
 from ._validation import as_int, as_positive_scalar, as_sequence
 from .bounds import _infonce_and_loo_terms, mean_and_se
+from .caps import cosine_cap
 from .gaussian import (
     gaussian_field,
     patch_information_logdet,
     sample_patch_pairs,
     sigma_for_information,
 )
-from .temperature import BETA_BOUNDS, _best_beta, _BetaObjective, cosine_cap, cosine_scores
+from .temperature import BETA_BOUNDS, _best_beta, _BetaObjective, cosine_scores
 
 __all__ = ["patch_level_pairs"]
 

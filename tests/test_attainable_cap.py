@@ -17,8 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from infonce_lib import cosine_cap, info_nce_loss_and_grad, infonce_at_beta, infonce_bound
-from infonce_lib.temperature import attainable_cosine_cap
+from infonce_lib import (
+    attainable_cosine_cap,
+    cosine_cap,
+    info_nce_loss_and_grad,
+    infonce_at_beta,
+    infonce_bound,
+)
 
 
 def decimal_cap(K: int, tau: float) -> float:

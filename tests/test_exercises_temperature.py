@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
+from infonce_lib import attainable_cosine_cap
 from infonce_lib.exercises import temperature as ex
-from infonce_lib.temperature import attainable_cosine_cap
 
 
 def _flat(out: str) -> str:

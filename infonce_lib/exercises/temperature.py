@@ -26,12 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..temperature import (
-    attainable_cosine_cap,
-    cosine_cap,
-    infonce_beta_derivatives,
-    positive_margins,
-)
+from ..caps import attainable_cosine_cap, cosine_cap
+from ..temperature import infonce_beta_derivatives, positive_margins
 from ._runner import Case, run_cases
 
 __all__ = [
@@ -126,7 +122,7 @@ def check_attainable_cap(fn: Callable, *, verbose: bool = True) -> bool:
 
     Examples
     --------
-    >>> from infonce_lib.temperature import attainable_cosine_cap, cosine_cap
+    >>> from infonce_lib import attainable_cosine_cap, cosine_cap
     >>> check_attainable_cap(attainable_cosine_cap, verbose=False)
     True
     >>> check_attainable_cap(cosine_cap)  # doctest: +ELLIPSIS

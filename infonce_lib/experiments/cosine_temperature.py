@@ -32,10 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bounds import mean_and_se
+from ..caps import cosine_cap
 from ..gaussian import _log_p_y, gaussian_field
 from ..patches import _cosine_table, _level_batch_values, _level_pairs
 from ..report import Check, Report, format_table
-from ..temperature import BETA_BOUNDS, cosine_cap
+from ..temperature import BETA_BOUNDS
 from . import gaussian_patches
 from ._shared import cosine_checks, f4, read_only
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from .._validation import as_int, as_positive_scalar, as_sequence
 from ..bounds import mean_and_se
+from ..caps import cosine_cap
 from ..gaussian import (
     _log_p_y,
     _log_p_y_given_x,
@@ -67,7 +68,7 @@ from ..patches import (
     _sample_covariance,
 )
 from ..report import Check, Report, format_table
-from ..temperature import BETA_BOUNDS, cosine_cap
+from ..temperature import BETA_BOUNDS
 from ._shared import below, cosine_checks, f4, read_only
 
 NAME = "gaussian-patches"
