@@ -7,7 +7,7 @@ mistake probably is. :func:`typical_mistakes` returns those mistakes as small fu
 the checker can be tested against them and the book can show what they do.
 
 Checkers of other chapters' exercises live in the submodules of this package (for example
-:mod:`infonce_lib.exercises.nce` for chapter 1).
+``infonce_lib.exercises.nce`` for chapter 1).
 """
 
 from __future__ import annotations
