@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from infonce_lib import nce_objective
-from infonce_lib.exercises.nce import _cases, _close, check_nce_objective, typical_mistakes
+from infonce_lib.exercises.nce import _cases, _close, check_nce_objective, nce_objective_mistakes
 
 
 def _reports(out: str) -> list[str]:
@@ -49,13 +49,13 @@ EXPECTED = {
 
 
 def test_every_typical_mistake_is_listed():
-    assert set(typical_mistakes()) == set(EXPECTED)
+    assert set(nce_objective_mistakes()) == set(EXPECTED)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_typical_mistake_is_named(name, capsys):
     with np.errstate(over="ignore", divide="ignore"):
-        assert check_nce_objective(typical_mistakes()[name]) is False
+        assert check_nce_objective(nce_objective_mistakes()[name]) is False
     out = capsys.readouterr().out
     case, words = EXPECTED[name]
     failing = [r for r in _reports(out) if r.startswith("FAIL")]
@@ -119,7 +119,7 @@ def test_a_readers_errors_are_reported_not_raised(capsys):
 
 def test_quiet_mode_prints_nothing(capsys):
     assert check_nce_objective(nce_objective, verbose=False) is True
-    assert check_nce_objective(typical_mistakes()["returns minus J"], verbose=False) is False
+    assert check_nce_objective(nce_objective_mistakes()["returns minus J"], verbose=False) is False
     assert capsys.readouterr().out == ""
 
 

@@ -2,7 +2,7 @@ r"""Chapter 1's exercise: the NCE objective from log-densities, and its usual mi
 
 :func:`check_nce_objective` runs a reader's implementation of the objective of
 Gutmann & Hyvärinen (2012, eq. 3 with :math:`T_n = \nu T_d`) on a handful of cases and names
-the mistake when a wrong value matches a known one; :func:`typical_mistakes` returns those
+the mistake when a wrong value matches a known one; :func:`nce_objective_mistakes` returns those
 mistakes as small functions, so that the checker can be tested against them.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..nce import nce_objective
 
-__all__ = ["check_nce_objective", "typical_mistakes"]
+__all__ = ["check_nce_objective", "nce_objective_mistakes"]
 
 _RTOL = 1e-9
 _ATOL = 1e-12
@@ -239,7 +239,7 @@ def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
     >>> from infonce_lib import nce_objective
     >>> check_nce_objective(nce_objective, verbose=False)
     True
-    >>> check_nce_objective(typical_mistakes()["noise term not weighted by nu"])
+    >>> check_nce_objective(nce_objective_mistakes()["noise term not weighted by nu"])
     ... # doctest: +ELLIPSIS
     PASS  model equals noise: -1.386294
     FAIL  random, nu = 4: expected -3.18392, got -2.2567: the noise term is a mean
@@ -353,7 +353,7 @@ def _right(lm_x, ln_x, lm_y, ln_y, nu=1.0):
     return float(_log_sigmoid(G_x - a).mean() + nu * _log_sigmoid(a - G_y).mean())
 
 
-def typical_mistakes() -> dict[str, Callable]:
+def nce_objective_mistakes() -> dict[str, Callable]:
     r"""Nine deliberately wrong NCE objectives, one per usual mistake.
 
     Each has the exercise's signature ``(lm_x, ln_x, lm_y, ln_y, nu=1.0) -> float`` and is
@@ -380,7 +380,7 @@ def typical_mistakes() -> dict[str, Callable]:
     Examples
     --------
     >>> import numpy as np
-    >>> wrong = typical_mistakes()["log nu left out"]
+    >>> wrong = nce_objective_mistakes()["log nu left out"]
     >>> z = np.zeros(2)
     >>> round(wrong(z, z, z, z, nu=1.0), 6)  # right when nu = 1: log nu = 0
     -1.386294
