@@ -37,11 +37,13 @@ from .exercises import bound_family as _exercises_bound_family
 from .exercises import bounds as _exercises_bounds
 from .exercises import limits as _exercises_limits
 from .exercises import misconceptions as _exercises_misconceptions
+from .exercises import nce as _exercises_nce
 from .exercises import temperature as _exercises_temperature
 from .exercises.bound_family import *  # noqa: F403
 from .exercises.bounds import *  # noqa: F403
 from .exercises.limits import *  # noqa: F403
 from .exercises.misconceptions import *  # noqa: F403
+from .exercises.nce import *  # noqa: F403
 from .exercises.temperature import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .gaussian_nce import *  # noqa: F403
@@ -59,10 +61,10 @@ __version__ = "0.1.0"
 
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
-    core, nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds, gaussian, patches,
-    bound_family, critics, optim, _exercises_bound_family, doe, limits, _exercises_limits,
-    hypersphere, caps, temperature, _exercises_temperature, _exercises_misconceptions, published,
-    report,
+    core, nce, _exercises_nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds,
+    gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
+    _exercises_limits, hypersphere, caps, temperature, _exercises_temperature,
+    _exercises_misconceptions, published, report,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]
