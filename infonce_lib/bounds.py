@@ -105,7 +105,9 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
     ------
     TypeError, ValueError
         If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``, or
-        ``over`` is not ``"x"`` or ``"y"``.
+        ``over`` is not ``"x"`` or ``"y"``; ``ValueError`` if a positive's log-probability
+        overflows float64 (scores of a row spanning more than 1.8e308). Terms that are
+        each finite are averaged without overflow.
 
     Examples
     --------

@@ -229,8 +229,10 @@ def contrastive_log_probs(
     ------
     ValueError, TypeError
         If ``logits`` is not at least 2-D, is empty or not finite, if an index array has
-        the wrong length or is out of range, if ``exclude`` hits a positive, or if a
-        denominator would be empty.
+        the wrong length or is out of range, if ``exclude`` hits a positive, if a
+        denominator would be empty, or if ``include_positive`` is not a bool
+        (``TypeError``); ``ValueError`` if a positive lies more than 1.8e308 below its
+        row's maximum (its log-probability overflows float64).
 
     Examples
     --------
@@ -366,7 +368,7 @@ def contrastive_loss_from_logits(
 
 # ---------------------------------------------------------------- exponentials that underflow
 #
-# NumPy's vectorised exp falls back to a slow path (10x or more) for arguments below about
+# NumPy's vectorised exp falls back to a much slower path for arguments below about
 # -708, whose results are subnormal or zero. After the row maximum is subtracted every
 # argument is <= 0 and the maximum contributes exp(0) = 1, so each sum of exponentials is
 # >= 1; an argument below _EXP_FLOOR contributes less than 1e-304, which cannot change such

@@ -64,8 +64,8 @@ __all__ = [
     "best_temperature",
     "cosine_cap",
     "cosine_scores",
-    "hadsell_contrastive_loss",
-    "hardest_negative_triplet_loss",
+    "hadsell_contrastive_loss",  # defined in losses.py; listed here while chapter 5 links
+    "hardest_negative_triplet_loss",  # to infonce_lib.temperature.<name>
     "infonce_at_beta",
     "infonce_beta_derivatives",
     "positive_margins",
