@@ -43,6 +43,7 @@ import scipy.special
 from scipy.optimize import minimize_scalar
 
 from ._validation import (
+    as_bool,
     as_int,
     as_positive_scalar,
     as_real_array,
@@ -51,13 +52,22 @@ from ._validation import (
     finite_or_raise,
 )
 
+# Hadsell's loss and the hardest-negative triplet loss are losses: they live in losses.py
+# and are imported here so that chapter 5's links to infonce_lib.temperature keep working.
+from .losses import (
+    _check_cosines,
+    _positive_margins,
+    hadsell_contrastive_loss,
+    hardest_negative_triplet_loss,
+)
+
 __all__ = [
     "BestTemperature",
     "BetaDerivatives",
     "best_temperature",
     "cosine_scores",
-    "hadsell_contrastive_loss",
-    "hardest_negative_triplet_loss",
+    "hadsell_contrastive_loss",  # defined in losses.py; listed here while chapter 5 links
+    "hardest_negative_triplet_loss",  # to infonce_lib.temperature.<name>
     "infonce_at_beta",
     "infonce_beta_derivatives",
     "positive_margins",
@@ -124,24 +134,6 @@ def cosine_scores(x, y, batch_size: int) -> np.ndarray:
     Xn = (X / nx[:, None]).reshape(M // K, K, d)
     Yn = (Y / ny[:, None]).reshape(M // K, K, d)
     return np.matmul(Yn, Xn.transpose(0, 2, 1))
-
-
-_ROUND_OFF = 1e-12  # cosines from a matrix product may exceed 1 by a few ulps; never clipped
-
-
-def _check_cosines(cosines) -> np.ndarray:
-    S = as_real_array(cosines, "cosines", ndim=3)
-    _, K, K2 = S.shape
-    if K != K2:
-        raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
-    if K < 2:
-        raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
-    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
-    if largest > 1.0 + _ROUND_OFF:
-        raise ValueError(
-            f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
-        )
-    return S
 
 
 def _without_positives(S: np.ndarray) -> np.ndarray:
@@ -548,7 +540,8 @@ def softmax_weights(cosines, tau: float, *, negatives_only: bool = False) -> np.
     Raises
     ------
     TypeError, ValueError
-        As :func:`infonce_at_beta`, or ``tau`` not finite and positive.
+        As :func:`infonce_at_beta`, or ``tau`` not finite and positive, or
+        ``negatives_only`` not a bool (``TypeError``).
 
     Examples
     --------
@@ -560,7 +553,7 @@ def softmax_weights(cosines, tau: float, *, negatives_only: bool = False) -> np.
     """
     S = _check_cosines(cosines)
     t = as_positive_scalar(tau, "tau")
-    W = _without_positives(S) if negatives_only else S.copy()
+    W = _without_positives(S) if as_bool(negatives_only, "negatives_only") else S.copy()
     W -= W.max(axis=-1, keepdims=True)  # <= 0; -inf stays -inf (the excluded positives)
     with np.errstate(over="ignore", under="ignore"):
         W /= t  # -inf where tau is so small that the ratio leaves float64: weight 0
@@ -602,59 +595,7 @@ def positive_margins(cosines) -> np.ndarray:
     >>> positive_margins([[[0.2, 0.5], [-0.3, 0.9]]])
     array([[-0.3,  1.2]])
     """
-    S = _check_cosines(cosines)
-    B, K, _ = S.shape
-    idx = np.arange(K)
-    flat = S.reshape(B * K, K)
-    hardest = np.empty(B * K)
-    rows = max(K, (_BetaObjective._CHUNK // K) // K * K)  # whole batches per chunk
-    buf = np.empty((min(rows, B * K), K))
-    for start in range(0, B * K, rows):
-        block = flat[start : start + rows]
-        work = buf[: block.shape[0]]
-        work[:] = block
-        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
-        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
-    return S[:, idx, idx] - hardest.reshape(B, K)
-
-
-def hardest_negative_triplet_loss(cosines) -> np.ndarray:
-    r"""Zero-margin triplet loss on the hardest negative, one value per batch.
-
-    .. math::
-
-        T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
-        = \frac1K \sum_i \max(0, -m_{bi})
-
-    with :math:`m` the :func:`positive_margins`. It is the limit of :func:`tau_scaled_loss`
-    as :math:`\tau \to 0`; a triplet loss in the sense of Schroff et al. (2015, FaceNet),
-    here on cosines, with margin 0 and only the hardest negative of the batch; and minus
-    the limit of the slope :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as
-    :math:`\beta \to \infty`. Only
-    rows whose hardest negative outscores the positive contribute, and in each only that
-    one negative gets a push.
-
-    Parameters
-    ----------
-    cosines : array_like, shape (B, K, K)
-        Cosine scores in [-1, 1]. Not modified.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-        Values in :math:`[0, 2]`.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`infonce_at_beta`.
-
-    Examples
-    --------
-    >>> hardest_negative_triplet_loss([[[0.2, 0.5], [-0.3, 0.9]]])
-    array([0.15])
-    """
-    return np.maximum(0.0, -positive_margins(cosines)).mean(axis=-1)
+    return _positive_margins(_check_cosines(cosines))
 
 
 def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
@@ -711,65 +652,3 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
     with np.errstate(over="ignore"):
         out = (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
     return finite_or_raise(out, f"tau * L at tau = {t:g}", "use a smaller tau")
-
-
-# ---------------------------------------------------------------- Hadsell's margin loss
-
-
-def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
-    r"""Hadsell, Chopra & LeCun's (2006) contrastive loss on every pair of a batch.
-
-    For unit vectors the Euclidean distance is :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}`. Each
-    pair is judged on its own: a similar pair (the positive, :math:`j = i`) pays
-    :math:`\tfrac12 D^2`; a dissimilar pair pays :math:`\tfrac12 \max(0, m - D)^2`, nothing
-    once it is farther apart than the margin :math:`m`. Per batch, averaged over the
-    :math:`K` anchors,
-
-    .. math::
-
-        H_b = \frac1K \sum_{i=1}^{K} \Big( \tfrac12 D_{bii}^2
-        + \sum_{j \ne i} \tfrac12 \max\big(0, m - D_{bij}\big)^2 \Big).
-
-    There is no softmax, no normaliser shared by the candidates and no temperature: a
-    negative beyond the margin contributes exactly 0 and gets no gradient, while InfoNCE
-    gives every negative a positive weight. (Round-off may push :math:`2 - 2S` a few ulps
-    below 0 for :math:`S = 1`; the distance is then 0.)
-
-    Parameters
-    ----------
-    cosines : array_like, shape (B, K, K)
-        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal. Not
-        modified.
-    margin : float, default 1.0
-        :math:`m > 0` (distances of unit vectors lie in :math:`[0, 2]`).
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-        Non-negative values; 0 exactly when every positive pair coincides and every
-        negative is at least :math:`m` away.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`infonce_at_beta`, or ``margin`` not finite and positive.
-
-    Examples
-    --------
-    >>> S = np.array([[[1.0, -0.2], [0.3, 1.0]]])   # D = 1.549 and 1.183 for the negatives
-    >>> hadsell_contrastive_loss(S, margin=1.0)
-    array([0.])
-    >>> np.round(hadsell_contrastive_loss(S, margin=1.5), 6)   # (1.5 - 1.183)^2 / 4
-    array([0.025088])
-    """
-    S = _check_cosines(cosines)
-    m = as_positive_scalar(margin, "margin")
-    K = S.shape[-1]
-    idx = np.arange(K)
-    sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
-    push = np.maximum(m - np.sqrt(sq), 0.0)
-    with np.errstate(over="ignore"):
-        push *= push
-    finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
-    push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
-    return 0.5 * push.sum(axis=-1).mean(axis=-1)
