@@ -52,22 +52,14 @@ from ._validation import (
     finite_or_raise,
 )
 
-# Hadsell's loss and the hardest-negative triplet loss are losses: they live in losses.py
-# and are imported here so that chapter 5's links to infonce_lib.temperature keep working.
-from .losses import (
-    _check_cosines,
-    _positive_margins,
-    hadsell_contrastive_loss,
-    hardest_negative_triplet_loss,
-)
+# The cosine checks and margins are shared with the two margin losses in losses.py.
+from .losses import _check_cosines, _positive_margins
 
 __all__ = [
     "BestTemperature",
     "BetaDerivatives",
     "best_temperature",
     "cosine_scores",
-    "hadsell_contrastive_loss",  # defined in losses.py; listed here while chapter 5 links
-    "hardest_negative_triplet_loss",  # to infonce_lib.temperature.<name>
     "infonce_at_beta",
     "infonce_beta_derivatives",
     "positive_margins",
