@@ -325,6 +325,7 @@ def js_bound(scores) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
+        ``-inf`` if the exponential term overflows float64, as for NWJ.
 
     Raises
     ------
@@ -633,10 +634,10 @@ def bound_and_score_grad(
             raise ValueError(f"scores needs K >= 3 pairs for estimator 'alpha'; got {F.shape}")
         kwargs["alpha"] = alpha
     values, grad = _GRADS[estimator](F, **kwargs)
-    if np.isnan(values).any() or np.isposinf(values).any() or np.isnan(grad).any():
+    if np.isnan(values).any() or np.isposinf(values).any() or not np.isfinite(grad).all():
         raise ValueError(
-            f"the {estimator} objective or its gradient overflowed float64 (scores near "
-            "±1.8e308); rescale the scores"
+            f"the {estimator} objective or its gradient with respect to the scores overflowed "
+            "float64 (e^scores too large); rescale the scores"
         )
     return values, grad
 

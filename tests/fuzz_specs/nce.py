@@ -21,7 +21,6 @@ from tests.fuzzing import (
     Num,
     Opts,
     Seed,
-    Seq,
     Spec,
     _lse_tol,
     _sizes,
@@ -251,19 +250,6 @@ SPECS: dict[str, tuple[Spec, ...]] = {
                     ("errors_den",),
                 ),
             ),
-        ),
-    ),
-    "reproduce_nce_efficiency": (
-        Spec(
-            il.reproduce_nce_efficiency,
-            dict(
-                nus=Seq((1.0,), Num(POS, 1.0, far=False)),
-                n_data=Num("int", 20, minimum=2),
-                reps=Num("int", 3, minimum=2),
-                seed=Seed(2, generator_ok=False),  # documented: an int (stored in the results)
-            ),
-            bad=(Bad("nu * n_data not whole", lambda kw, d, r: {**kw, "nus": (0.33,)}, ("nus",)),),
-            max_examples=30,
         ),
     ),
 }
