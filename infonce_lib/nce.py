@@ -493,14 +493,15 @@ _LBFGS_OPTIONS = {"gtol": 1e-9, "ftol": 1e-15}
 #: has reached no maximiser: J only creeps towards its supremum 0 as theta grows.
 _SEPARATED_J = 1e-3
 _SEPARATED = (
-    "the NCE objective has no maximiser for these samples: the fit tells every data sample "
-    "from every noise sample and J only creeps towards 0 as theta grows; use more samples, "
-    "or noise closer to the data"
+    "the NCE objective has no maximiser for these samples: with log_noise_data and "
+    "log_noise_noise, the fit tells every data sample from every noise sample and J only "
+    "creeps towards 0 as theta grows; use more samples, or noise closer to the data"
 )
 _DIVERGED = (
     "the NCE fit diverged: J kept rising while theta left float64, so the objective has no "
     "maximiser for these samples, as happens when the model tells the data from the noise "
-    "perfectly; use more samples, noise closer to the data, or rescale the log-densities"
+    "perfectly; use more samples, noise closer to the data, or rescale the log-densities "
+    "(the model's, log_noise_data and log_noise_noise)"
 )
 
 
@@ -526,7 +527,8 @@ def _fit(problem: _NCEProblem, th0: np.ndarray, method: str, options: dict) -> N
     finite_or_raise(
         np.append(start["J"], start["grad"]),
         "J and its gradient at theta0 (from log_model, log_noise_data and log_noise_noise)",
-        "start from another theta0 or rescale the log-densities",
+        "start from another theta0 or rescale the log-densities (the model's, "
+        "log_noise_data and log_noise_noise)",
     )
     second = {"hessp": problem.negative_hessp} if method.lower() in _SECOND_ORDER else {}
     with np.errstate(over="ignore", invalid="ignore"):
