@@ -8,14 +8,15 @@ The scores of a critic on ``B`` batches of ``K`` pairs form an array ``F`` of sh
     F_{bij} = f(x_{bj}, y_{bi}),
 
 so row ``i`` of batch ``b`` holds the view :math:`y_i` scored against every candidate
-:math:`x_j`, and the positives :math:`f(x_i, y_i)` sit on the diagonal. Poole et al. (2019,
-section 2.3) bound the mutual information from both sides with these scores:
+:math:`x_j`, and the positives :math:`f(x_i, y_i)` sit on the diagonal. Poole et al. (2019)
+bound the mutual information from both sides with these scores:
 
-- InfoNCE, eq. 12: :math:`I \ge I_{\mathrm{NCE}}`, a softmax over the :math:`x_j` of each
-  row (``over="x"``), or, with the roles of :math:`x` and :math:`y` exchanged, over the
-  :math:`y_i` of each column (``over="y"``);
-- the leave-one-out bound, eq. 13: with the optimal critic :math:`f = \log p(y \mid x)`,
-  :math:`I \le I_{\mathrm{LOO}}`, the positive removed from its own denominator;
+- InfoNCE, their multi-sample bound: :math:`I \ge I_{\mathrm{NCE}}`, a softmax over the
+  :math:`x_j` of each row (``over="x"``), or, with the roles of :math:`x` and :math:`y`
+  exchanged, over the :math:`y_i` of each column (``over="y"``);
+- the leave-one-out bound, their upper bound for a known conditional density: with the
+  optimal critic :math:`f = \log p(y \mid x)`, :math:`I \le I_{\mathrm{LOO}}`, the positive
+  removed from its own denominator;
 - the single-sample NWJ bound (Nguyen, Wainwright & Jordan, 2010), used in the proof.
 
 Every function returns one value per batch (the bound's Monte Carlo estimate from that
@@ -70,13 +71,15 @@ def _oriented(F: np.ndarray, over: str) -> np.ndarray:
         return F
     if over == "y":
         return np.swapaxes(F, -1, -2)
-    raise ValueError(f"over must be 'x' (softmax over the x_j, eq. 12) or 'y'; got {over!r}")
+    raise ValueError(
+        f"over must be 'x' (softmax over the x_j, Poole et al.'s InfoNCE) or 'y'; got {over!r}"
+    )
 
 
 def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
     r"""InfoNCE lower bound on :math:`I(X; Y)`, one value per batch.
 
-    With ``over="x"`` (Poole et al., 2019, eq. 12; van den Oord et al., 2018):
+    With ``over="x"`` (Poole et al., 2019, their multi-sample bound; van den Oord et al., 2018):
 
     .. math::
 
@@ -128,7 +131,8 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
 def leave_one_out_bound(scores, *, over: Over = "x") -> np.ndarray:
     r"""Leave-one-out upper bound on :math:`I(X; Y)`, one value per batch.
 
-    Poole et al. (2019, eq. 13), for the critic :math:`f(x, y) = \log p(y \mid x)`
+    Poole et al. (2019, their upper bound for a known conditional density), for the critic
+    :math:`f(x, y) = \log p(y \mid x)`
     (softmax over the :math:`x_j`, ``over="x"``):
 
     .. math::

@@ -198,7 +198,7 @@ def contrastive_log_probs(
         \log \frac{e^{\ell_{a, p(a)}}}{\sum_{c \in \mathcal{D}(a)} e^{\ell_{a, c}}},
 
     the term inside every InfoNCE-type loss (van den Oord et al., 2018, eq. 4; Poole et al.,
-    2019, eqs. 12-13). The loss is minus the mean of these terms.
+    2019, the InfoNCE bound and the leave-one-out bound). The loss is minus the mean of these terms.
 
     Parameters
     ----------
@@ -218,7 +218,7 @@ def contrastive_log_probs(
         each view's similarity with itself). Must differ from the positive.
     include_positive : bool
         Whether the positive is in the denominator (``True``, InfoNCE) or removed from it
-        (``False``, the leave-one-out bound of Poole et al., 2019, eq. 13).
+        (``False``, the leave-one-out bound of Poole et al., 2019).
 
     Returns
     -------
@@ -654,7 +654,7 @@ def contrastive_log_probs_streaming(
         NT-Xent). Must differ from the positive.
     include_positive : bool, default True
         Whether the positive is in its own denominator (``False``: the leave-one-out form
-        of Poole et al., 2019, eq. 13).
+        of Poole et al., 2019).
     chunk_size : int, default 1024
         Block edge. Any value >= 1; it need not divide ``n`` or ``c``.
 

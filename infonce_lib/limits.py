@@ -9,7 +9,7 @@ Chapter 5 of the book. Three things live here, all about the same data:
   are the test distributions of Poole et al. (2019, Fig. 3) and McAllester & Stratos
   (2020, Table 1).
 * **InfoNCE with the optimal critic** :math:`f(x, y) = \log p(y \mid x)`, batch by batch. Every
-  batch value is at most :math:`\log K` (Poole et al., 2019, eq. 12), so the bias
+  batch value is at most :math:`\log K` (Poole et al., 2019), so the bias
   :math:`I - I_{\mathrm{NCE}}` grows with :math:`I` once :math:`I` passes :math:`\log K`.
 * **A binary-input Gaussian channel**, whose output is not Gaussian: its exact information
   shows the difference-of-entropies estimate of :mod:`infonce_lib.doe` overshooting the
@@ -283,7 +283,7 @@ def _infonce_from_scores(scores: np.ndarray) -> np.ndarray:
     r"""Per-batch InfoNCE, :math:`\log K + \frac1K \sum_i \log \mathrm{softmax}_j(F_{ij})|_{j=i}`.
 
     ``scores`` has shape ``(..., K, K)`` with ``F[..., i, j] = f(x_j, y_i)`` (softmax over the
-    :math:`x_j`, the last axis; Poole et al., 2019, eq. 12). The array is used as scratch
+    :math:`x_j`, the last axis; Poole et al., 2019). The array is used as scratch
     space and destroyed: pass only arrays created here.
 
     This is the one place chapter 4 computes InfoNCE from critic scores; when chapter 3's
@@ -307,7 +307,7 @@ def correlated_gaussian_infonce(
         \;\le\; \log K,
 
     with :math:`f(x, y) = \log p(y \mid x)` (:func:`correlated_gaussian_critic`; Poole et al.,
-    2019, eq. 12). Its expectation is a lower bound on :math:`I(X; Y)`; every single batch is
+    2019). Its expectation is a lower bound on :math:`I(X; Y)`; every single batch is
     at most :math:`\log K`, so the bound saturates.
 
     Parameters

@@ -6,7 +6,7 @@ Protocol (chapter 3): 8 x 8 patches of the squared-exponential field of
 per level drawn with ``numpy.random.default_rng(level index)`` (``z`` first, then
 :math:`\varepsilon`). For :math:`K \in \{4, 16, 64, 256, 1024\}` the pairs are cut into
 :math:`M/K` consecutive batches; the optimal critic :math:`f(x, y) = \log p(y \mid x)` gives
-InfoNCE (Poole et al., 2019, eq. 12) and the leave-one-out bound (eq. 13) per batch. At
+InfoNCE and the leave-one-out bound (Poole et al., 2019) per batch. At
 :math:`I = 6`, :math:`K = 256` the cosine critic :math:`s/\tau` of the raw patches is
 evaluated at six temperatures and at the best one (:mod:`infonce_lib.temperature`).
 

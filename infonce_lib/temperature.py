@@ -27,7 +27,7 @@ pairs, with no softmax and no temperature.
 
 Shapes. Cosine scores come in batches, ``cosines[b, i, j]`` :math:`= s(x_j, y_i)` with shape
 ``(B, K, K)``, positives on the diagonal, the softmax over the candidates :math:`x_j` (the
-last axis; Poole et al., 2019, eq. 12), as in :mod:`infonce_lib.bounds`. Every function
+last axis; Poole et al., 2019), as in :mod:`infonce_lib.bounds`. Every function
 needs :math:`K \ge 2` (a batch of one has no negative) and scores in :math:`[-1, 1]` (up to
 round-off of :math:`10^{-12}`; never clipped).
 """
@@ -277,7 +277,7 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
         I_{\mathrm{NCE}}^{(b)}(\beta) = \log K + \frac1K \sum_i
         \Big(\beta S_{bii} - \log \sum_j e^{\beta S_{bij}}\Big),
 
-    the softmax over the candidates :math:`x_j` (Poole et al., 2019, eq. 12). Concave in
+    the softmax over the candidates :math:`x_j` (Poole et al., 2019). Concave in
     :math:`\beta` (:func:`infonce_beta_derivatives`); each batch value is at most
     :func:`cosine_cap` ``(K, 1/beta)``.
 

@@ -549,7 +549,7 @@ def typical_mistakes() -> dict[str, Callable]:
     - ``"sum instead of mean"``: sums the row losses;
     - ``"positives in column 0"``: takes column 0 as every anchor's positive;
     - ``"positive left out of the denominator"``: the leave-one-out form (Poole et al.,
-      2019, eq. 13), not InfoNCE;
+      2019), not InfoNCE;
     - ``"temperature applied twice"``: divides ``Z1`` by τ and then the logits again, so
       the logits are :math:`Z_1 Z_2^\top / \tau^2`;
     - ``"temperature forgotten"``: never divides by τ;

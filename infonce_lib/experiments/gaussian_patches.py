@@ -12,7 +12,8 @@ For each information level :math:`I_l`: :math:`\sigma_l` by
     I_{\mathrm{LOO}} = \frac1K \sum_i \log
     \frac{e^{F_{ii}}}{\frac1{K-1} \sum_{j \ne i} e^{F_{ij}}}
 
-with :math:`F_{ij} = \log p(y_i \mid x_j)` (Poole et al., 2019, eqs. 12-13), the same with
+with :math:`F_{ij} = \log p(y_i \mid x_j)` (Poole et al., 2019: InfoNCE and leave-one-out), the
+same with
 :math:`\log p(y \mid x)/p(y)` and with the softmax over :math:`y`; their means and standard
 errors (:func:`~infonce_lib.mean_and_se`). Then the cosine table at ``cosine_level``,
 ``cosine_batch_size`` (chapter 6 shows it alone: :mod:`.cosine_temperature`).
