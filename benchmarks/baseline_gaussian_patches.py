@@ -5,7 +5,7 @@ cosine-critic table of chapter 5) written the obvious way, with NumPy and SciPy 
 import from :mod:`infonce_lib`. Every quantity gets its own full ``(B, K, K)`` array, every
 log-sum-exp is :func:`scipy.special.logsumexp` on that array, and the best temperature is
 found by :func:`scipy.optimize.minimize_scalar` re-evaluating the bound from scratch. It is
-meant to be easy to check by eye against the lesson plan, not fast.
+meant to be easy to check by eye against the protocol described in chapter 3, not fast.
 
 Run it on its own (one BLAS thread, as the benchmark does)::
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from common import format_rows, row  # noqa: E402
 
-TARGET_TOTAL_S = 60.0  # issue 9: all chapter notebooks together in under 60 s
+TARGET_TOTAL_S = 60.0  # all chapter notebooks together in under 60 s
 
 
 def _execute(path: Path) -> float:

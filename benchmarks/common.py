@@ -11,7 +11,7 @@ Every benchmark module exposes ``run(quick: bool) -> list[dict]``; each row has 
 ``ratio``
     ours / peer_value, measured side by side in the same run;
 ``target``, ``met``
-    the target of issue 9 in words and whether this run met it (None: no target);
+    the target in words and whether this run met it (None: no target);
 ``notes``
     anything a reader needs to interpret the row.
 
