@@ -33,8 +33,8 @@ UV_VERSION := 0.13.8
 NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
               -p no:cacheprovider
 
-.PHONY: book test lint unit fuzz nbval nbval-2threads build-strict site lab-test lab kernel \
-        notebooks lock bench clean
+.PHONY: book test lint unit fuzz nbval prose nbval-2threads build-strict site lab-test lab \
+        kernel notebooks lock bench clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -67,7 +67,7 @@ book: $(BOOK_STAMP)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 test: $(TEST_STAMP)
-	$(MAKE) lint unit nbval nbval-2threads build-strict site lab-test
+	$(MAKE) lint unit nbval prose nbval-2threads build-strict site lab-test
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
@@ -83,6 +83,11 @@ fuzz: $(TEST_STAMP)
 
 nbval: $(TEST_STAMP)
 	$(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)
+
+# nbval compares code cells only; the numbers in the prose ({eval}`name`, stored in the
+# markdown cells' metadata) are compared by re-executing each chapter (tools/notebooks.py).
+prose: $(TEST_STAMP)
+	$(PY) tools/notebooks.py verify $$($(PY) tools/notebooks.py list)
 
 # The stored outputs must not depend on the BLAS thread count: compare again with two
 # threads (this is also the second nbval run in a row).
