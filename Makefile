@@ -102,8 +102,9 @@ build-strict: $(TEST_STAMP)
 site: $(TEST_STAMP)
 	$(PY) -m pytest tests/site
 
-# A chapter run in JupyterLab (headless Chromium) shows the same numbers in its prose as the
-# built site, renders its admonitions and math, and opens without being marked modified.
+# Every chapter opened in JupyterLab (headless Chromium) opens unmodified and shows the same
+# numbers in its prose as the built site, with boxes and math; chapter 2 also runs to the end
+# (LAB_TEST_RUN=all: every chapter). A bare second Jupyter runs a chapter via `make kernel`.
 lab-test: $(TEST_STAMP)
 	$(PY) -m pytest tests/lab
 

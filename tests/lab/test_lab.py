@@ -5,8 +5,9 @@ token, in a temporary root holding a copy of the chapters, and drives Debian's C
 Playwright; every request that does not go to 127.0.0.1 is aborted. For each chapter it checks:
 
 * opening the notebook and connecting its kernel leaves it unmodified (nothing to save);
-* the prose shows the stored ``{eval}`` values before anything runs, and the same values after
-  Run All (so the kernel reproduces what the website shows), with no cell raising an error;
+* the prose shows the stored ``{eval}`` values before anything runs; for the fixture and
+  chapter 2 (every chapter with ``LAB_TEST_RUN=all``, or a comma-separated list of names) also
+  after Run All, so the kernel reproduces what the website shows, with no cell raising an error;
 * the same values appear on the chapter's page of the built site, when the site is built;
 * no raw MyST is visible (``{eval}``, ``{glue``, ``:::{``), admonitions render as boxes and
   equations are typeset.
