@@ -78,7 +78,7 @@ def _fmt(value, unit):
 
 def format_rows(rows: list[dict]) -> str:
     """All rows as one plain-text table."""
-    from infonce_lib.reproduce import format_table
+    from infonce_lib import format_table
 
     table = [
         [

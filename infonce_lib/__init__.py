@@ -1,207 +1,72 @@
 """infonce_lib: the tested NumPy library behind the book *InfoNCE, executable*.
 
-One small module per concept; every public name is listed in ``__all__`` and documented in
-the book's API reference. Run ``python -m infonce_lib reproduce --list`` for the experiments
-of the book that can be reproduced from the command line.
+One small module per concept; every public name is in the module's ``__all__``, exported
+here as ``infonce_lib.<name>`` and documented in the book's API reference. The experiments
+of the book are in :mod:`infonce_lib.experiments` (not imported here); run
+``python -m infonce_lib reproduce --list`` to see them.
 """
 
+from . import (
+    bound_family,
+    bounds,
+    caps,
+    core,
+    critics,
+    doe,
+    exercises,
+    gaussian,
+    gaussian_nce,
+    hypersphere,
+    limits,
+    losses,
+    nce,
+    optim,
+    patches,
+    published,
+    report,
+    temperature,
+)
+from .bound_family import *  # noqa: F403
+from .bounds import *  # noqa: F403
+from .caps import *  # noqa: F403
+from .core import *  # noqa: F403
+from .critics import *  # noqa: F403
+from .doe import *  # noqa: F403
+from .exercises import *  # noqa: F403
+from .exercises import bound_family as _exercises_bound_family
+from .exercises import bounds as _exercises_bounds
+from .exercises import limits as _exercises_limits
+from .exercises import misconceptions as _exercises_misconceptions
+from .exercises import nce as _exercises_nce
+from .exercises import temperature as _exercises_temperature
+from .exercises.bound_family import *  # noqa: F403
+from .exercises.bounds import *  # noqa: F403
+from .exercises.limits import *  # noqa: F403
+from .exercises.misconceptions import *  # noqa: F403
+from .exercises.nce import *  # noqa: F403
+from .exercises.temperature import *  # noqa: F403
+from .gaussian import *  # noqa: F403
+from .gaussian_nce import *  # noqa: F403
+from .hypersphere import *  # noqa: F403
+from .limits import *  # noqa: F403
+from .losses import *  # noqa: F403
+from .nce import *  # noqa: F403
+from .optim import *  # noqa: F403
+from .patches import *  # noqa: F403
+from .published import *  # noqa: F403
+from .report import *  # noqa: F403
+from .temperature import *  # noqa: F403
+
 __version__ = "0.1.0"
-__all__: list[str] = []
 
-# ---- the general core: log-softmax probabilities of positives (core.py) ----
-from .core import contrastive_log_probs, contrastive_loss_from_logits
+#: The modules whose public names make up the package namespace, in the order of the book.
+_MODULES = (
+    core, nce, _exercises_nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds,
+    gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
+    _exercises_limits, hypersphere, caps, temperature, _exercises_temperature,
+    _exercises_misconceptions, published, report,
+)  # fmt: skip
 
-__all__ += ["contrastive_log_probs", "contrastive_loss_from_logits"]
-
-# ---- chapter 1: noise-contrastive estimation (nce.py) ----
-from .nce import (
-    GaussianNCESimulation,
-    NCEFit,
-    fit_gaussian_ml,
-    fit_gaussian_nce,
-    fit_nce,
-    gaussian_log_model,
-    gaussian_log_partition,
-    gaussian_ml_precision_mse,
-    gaussian_params,
-    gaussian_theta,
-    mse_ratio,
-    nce_objective,
-    nce_objective_and_grad,
-    reproduce_nce_efficiency,
-    simulate_gaussian_nce,
-)
-
-__all__ += [
-    "GaussianNCESimulation",
-    "NCEFit",
-    "fit_gaussian_ml",
-    "fit_gaussian_nce",
-    "fit_nce",
-    "gaussian_log_model",
-    "gaussian_log_partition",
-    "gaussian_ml_precision_mse",
-    "gaussian_params",
-    "gaussian_theta",
-    "mse_ratio",
-    "nce_objective",
-    "nce_objective_and_grad",
-    "reproduce_nce_efficiency",
-    "simulate_gaussian_nce",
-]
-
-# ---- chapter 2: InfoNCE and its relatives (losses.py, exercises.py) ----
-from .core import DEFAULT_CHUNK_SIZE, contrastive_log_probs_streaming
-from .exercises import check_info_nce, typical_mistakes
-from .losses import (
-    MoCoQueue,
-    binary_nce_loss,
-    clip_loss,
-    info_nce_loss,
-    info_nce_loss_and_grad,
-    moco_loss,
-    nt_xent_loss,
-)
-
-__all__ += [
-    "DEFAULT_CHUNK_SIZE",
-    "MoCoQueue",
-    "binary_nce_loss",
-    "check_info_nce",
-    "clip_loss",
-    "contrastive_log_probs_streaming",
-    "info_nce_loss",
-    "info_nce_loss_and_grad",
-    "moco_loss",
-    "nt_xent_loss",
-    "typical_mistakes",
-]
-
-# ---- chapter 3: the bounds and the Gaussian patches (bounds.py, gaussian.py) ----
-
-from .bounds import infonce_bound, leave_one_out_bound, mean_and_se, nwj_bound
-from .gaussian import (
-    GaussianField,
-    field_covariance,
-    gaussian_field,
-    gaussian_mutual_information,
-    log_density_ratio_scores,
-    log_p_y,
-    log_p_y_given_x,
-    optimal_critic_scores,
-    patch_information,
-    patch_information_logdet,
-    sample_patch_pairs,
-    sigma_for_information,
-)
-from .patches import PatchExperiment, reproduce_gaussian_patches, run_gaussian_patches
-
-__all__ += [
-    "GaussianField",
-    "PatchExperiment",
-    "field_covariance",
-    "gaussian_field",
-    "gaussian_mutual_information",
-    "infonce_bound",
-    "leave_one_out_bound",
-    "log_density_ratio_scores",
-    "log_p_y",
-    "log_p_y_given_x",
-    "mean_and_se",
-    "nwj_bound",
-    "optimal_critic_scores",
-    "patch_information",
-    "patch_information_logdet",
-    "reproduce_gaussian_patches",
-    "run_gaussian_patches",
-    "sample_patch_pairs",
-    "sigma_for_information",
-]
-
-# ---- chapter 4: the limits (limits.py) ----
-# (and hypersphere.py: Wang & Isola's alignment and uniformity)
-from .hypersphere import (
-    ContrastiveLimit,
-    alignment,
-    contrastive_loss_limit,
-    sample_sphere_pairs,
-    sampled_contrastive_losses,
-    sphere_log_partition,
-    uniformity,
-    unwarp_sphere,
-    warp_sphere,
-)
-from .limits import (
-    DoEEstimate,
-    binary_channel_information,
-    correlated_gaussian_critic,
-    correlated_gaussian_infonce,
-    correlated_gaussian_information,
-    correlated_gaussian_rho,
-    doe_estimate,
-    sample_binary_channel,
-    sample_correlated_gaussian,
-)
-
-__all__ += [
-    "ContrastiveLimit",
-    "DoEEstimate",
-    "alignment",
-    "binary_channel_information",
-    "contrastive_loss_limit",
-    "correlated_gaussian_critic",
-    "correlated_gaussian_infonce",
-    "correlated_gaussian_information",
-    "correlated_gaussian_rho",
-    "doe_estimate",
-    "sample_binary_channel",
-    "sample_correlated_gaussian",
-    "sample_sphere_pairs",
-    "sampled_contrastive_losses",
-    "sphere_log_partition",
-    "uniformity",
-    "unwarp_sphere",
-    "warp_sphere",
-]
-
-# ---- chapter 5: temperature (temperature.py) ----
-# (and the cosine cell of the Gaussian patches, patches.py)
-from .patches import (
-    CosineTemperature,
-    patch_level_pairs,
-    reproduce_cosine_temperature,
-    run_cosine_temperature,
-)
-from .temperature import (
-    BestTemperature,
-    BetaDerivatives,
-    best_temperature,
-    cosine_cap,
-    cosine_scores,
-    hadsell_contrastive_loss,
-    hardest_negative_triplet_loss,
-    infonce_at_beta,
-    infonce_beta_derivatives,
-    positive_margins,
-    softmax_weights,
-    tau_scaled_loss,
-)
-
-__all__ += [
-    "BestTemperature",
-    "BetaDerivatives",
-    "CosineTemperature",
-    "best_temperature",
-    "cosine_cap",
-    "cosine_scores",
-    "hadsell_contrastive_loss",
-    "hardest_negative_triplet_loss",
-    "infonce_at_beta",
-    "infonce_beta_derivatives",
-    "patch_level_pairs",
-    "positive_margins",
-    "reproduce_cosine_temperature",
-    "run_cosine_temperature",
-    "softmax_weights",
-    "tau_scaled_loss",
-]
+__all__: list[str] = [name for module in _MODULES for name in module.__all__]
+if len(set(__all__)) != len(__all__):  # pragma: no cover - a name exported by two modules
+    raise ImportError("a public name of infonce_lib is exported by two modules")

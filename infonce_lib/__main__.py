@@ -1,7 +1,7 @@
-"""``python -m infonce_lib reproduce ...``: see :mod:`infonce_lib.reproduce`."""
+"""``python -m infonce_lib reproduce ...``: see :mod:`infonce_lib.cli`."""
 
 import sys
 
-from .reproduce import main
+from .cli import main
 
 sys.exit(main())

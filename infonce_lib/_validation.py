@@ -16,6 +16,66 @@ import numpy as np
 __all__: list[str] = []  # private module
 
 
+def check_array_type(value, name: str) -> None:
+    """Apply the library's one policy for array-like objects that are not plain arrays.
+
+    * ``numpy.ma.MaskedArray``: refused with a ``TypeError``. No function of the library
+      honours a mask, and silently computing with the hidden values (or dropping them)
+      would give a different answer than the caller meant; the message says to pass
+      ``value.filled(x)`` (the masked entries replaced by ``x``) or ``value.compressed()``
+      (the unmasked entries, flattened).
+    * A PyTorch tensor (recognised by its class's module, so ``torch`` is never imported):
+      refused with a ``TypeError`` that says to pass ``value.detach().cpu().numpy()``.
+      Converting it here would break the autograd graph of a tensor that requires grad,
+      or copy from a GPU, without the caller asking for it.
+    * ``numpy.matrix`` and other ``ndarray`` subclasses: accepted, and treated as the plain
+      ``ndarray`` with the same shape and values (a matrix is 2-D), so that ``*`` and ``@``
+      inside the library keep their array meaning.
+
+    Raises
+    ------
+    TypeError
+        For a masked array or a PyTorch tensor, naming the argument.
+    """
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name} is a numpy.ma.MaskedArray; masks are not supported. Pass "
+            f"{name}.filled(value) to replace the masked entries, or {name}.compressed() "
+            f"for the unmasked entries only (a 1-D array)"
+        )
+    module = type(value).__module__
+    if module == "torch" or module.startswith("torch."):
+        raise TypeError(
+            f"{name} is a PyTorch tensor ({type(value).__name__}); pass a NumPy array: "
+            f"{name}.detach().cpu().numpy()"
+        )
+
+
+def as_array(value, name: str) -> np.ndarray:
+    """``value`` as a plain ``numpy.ndarray`` (any dtype), under :func:`check_array_type`.
+
+    A plain ndarray is returned as it is; an ``ndarray`` subclass (``numpy.matrix``) as a
+    plain ndarray view of the same data; anything else through ``numpy.asarray``.
+
+    Raises
+    ------
+    TypeError
+        For a masked array or a PyTorch tensor (see :func:`check_array_type`).
+    ValueError
+        If nested sequences are ragged.
+    """
+    if type(value) is np.ndarray:
+        return value
+    check_array_type(value, name)
+    try:
+        return np.asarray(value)  # an ndarray subclass becomes a plain ndarray
+    except ValueError as exc:  # ragged nesting: "inhomogeneous shape"
+        raise ValueError(
+            f"{name} must be a rectangular array of real numbers; got ragged nested "
+            f"sequences ({exc})"
+        ) from None
+
+
 def as_real_array(
     value,
     name: str,
@@ -27,32 +87,26 @@ def as_real_array(
 
     Accepts NumPy arrays of any real dtype (bool excluded), nested lists and tuples of
     numbers, and scalars when ``ndim`` allows 0. A ``float64`` array that is already
-    contiguous is returned without a copy.
+    contiguous is returned without a copy. Array subclasses follow
+    :func:`check_array_type`: ``numpy.matrix`` is taken as a 2-D array, masked arrays and
+    PyTorch tensors are refused.
 
     Raises
     ------
     TypeError
-        If the values are not real numbers (strings, complex, objects, booleans).
+        If the values are not real numbers (strings, complex, objects, booleans), or
+        ``value`` is a masked array or a PyTorch tensor.
     ValueError
         If the nesting is ragged, the number of dimensions is wrong, the array is empty
         (unless ``allow_empty``), or an entry is NaN or infinite.
     """
-    if isinstance(value, np.ndarray):
-        arr = value
-    else:
-        try:
-            arr = np.asarray(value)
-        except ValueError as exc:  # ragged nesting: "inhomogeneous shape"
-            raise ValueError(
-                f"{name} must be a rectangular array of real numbers; got ragged nested "
-                f"sequences ({exc})"
-            ) from None
+    arr = as_array(value, name)
     kind = arr.dtype.kind
-    if kind == "b":
-        raise TypeError(f"{name} must hold real numbers, not booleans (dtype {arr.dtype})")
-    if kind == "c":
-        raise TypeError(f"{name} must hold real numbers; got complex dtype {arr.dtype}")
     if kind not in "iuf":
+        if kind == "b":
+            raise TypeError(f"{name} must hold real numbers, not booleans (dtype {arr.dtype})")
+        if kind == "c":
+            raise TypeError(f"{name} must hold real numbers; got complex dtype {arr.dtype}")
         raise TypeError(
             f"{name} must hold real numbers; got dtype {arr.dtype} (from {type(value).__name__})"
         )
@@ -63,12 +117,31 @@ def as_real_array(
             raise ValueError(f"{name} must be {want}; got shape {arr.shape} ({arr.ndim}-D)")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty; got shape {arr.shape}")
-    arr = np.asarray(arr, dtype=np.float64)
+    if kind != "f" or arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(np.isinf(arr).sum())
         raise ValueError(f"{name} must be finite; it has {n_nan} NaN and {n_inf} infinite entries")
     return arr
+
+
+def as_bool(value, name: str) -> bool:
+    """``value`` as a Python bool: only ``True``, ``False`` and NumPy booleans are accepted.
+
+    Strings (``"False"`` is truthy), numbers, ``None`` and arrays are refused, so that a
+    misspelt option cannot silently mean ``True``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a Python or NumPy boolean, naming the argument.
+    """
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False (a bool); got {type(value).__name__} {value!r}")
 
 
 def as_real_scalar(value, name: str) -> float:
@@ -79,15 +152,20 @@ def as_real_scalar(value, name: str) -> float:
     Raises
     ------
     TypeError
-        If ``value`` is not a real number.
+        If ``value`` is not a real number (a PyTorch tensor gets the hint of
+        :func:`check_array_type`).
     ValueError
         If ``value`` is NaN or infinite.
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    out = float(value)
+    if type(value) is float:  # the common case, without the checks below
+        out = value
+    else:
+        check_array_type(value, name)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+        out = float(value)
     if not math.isfinite(out):
         raise ValueError(f"{name} must be finite; got {out}")
     return out

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validation import as_real_array, finite_or_raise
-from .core import _positive_log_probs
+from .core import _positive_log_probs, _safe_mean
 
 __all__ = ["infonce_bound", "leave_one_out_bound", "mean_and_se", "nwj_bound"]
 
@@ -56,10 +56,11 @@ def _check_scores(scores, name: str = "scores") -> np.ndarray:
 
 
 def _batch_mean(log_probs: np.ndarray, offset: float) -> np.ndarray:
-    """``offset`` plus each batch's mean log-probability; terms near -1.8e308 (scores of that
-    size) can overflow the sum: then ``ValueError``, never a warning."""
+    """``offset`` plus each batch's mean log-probability, without overflow where that mean
+    is representable (terms near -1.8e308, from scores of that size, are averaged as
+    :func:`~infonce_lib.core._safe_mean` does); otherwise ``ValueError``, never a warning."""
     with np.errstate(over="ignore"):
-        out = offset + log_probs.mean(axis=-1)
+        out = offset + _safe_mean(log_probs, axis=-1)
     return finite_or_raise(out, "a batch's mean log-probability", "rescale the scores")
 
 
@@ -104,7 +105,9 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
     ------
     TypeError, ValueError
         If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``, or
-        ``over`` is not ``"x"`` or ``"y"``.
+        ``over`` is not ``"x"`` or ``"y"``; ``ValueError`` if a positive's log-probability
+        overflows float64 (scores of a row spanning more than 1.8e308). Terms that are
+        each finite are averaged without overflow.
 
     Examples
     --------
@@ -246,9 +249,7 @@ def nwj_bound(scores) -> np.ndarray:
     F = _check_scores(scores)
     K = F.shape[-1]
     idx = np.arange(K)
-    with np.errstate(over="ignore"):
-        joint = F[:, idx, idx].mean(axis=-1)
-    finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
+    joint = _safe_mean(F[:, idx, idx], axis=-1)
     off = F.copy()
     off[:, idx, idx] = -np.inf
     log_mean = logsumexp(off, axis=(1, 2)) - math.log(K * (K - 1)) - 1.0
@@ -292,7 +293,11 @@ def mean_and_se(values) -> tuple[float, float]:
     v = as_real_array(values, "values", ndim=1)
     if v.size < 2:
         raise ValueError(f"values needs at least 2 batches for a standard error; got {v.size}")
+    mean = float(_safe_mean(v))
     with np.errstate(over="ignore", invalid="ignore"):
-        mean, se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
-    finite_or_raise([mean, se], "the mean or standard error of values", "rescale values")
+        se = float(v.std(ddof=1) / math.sqrt(v.size))
+        if not math.isfinite(se):  # squares of values near 1.8e308: scale them first
+            top = float(np.abs(v).max())
+            se = float((v / top).std(ddof=1) / math.sqrt(v.size)) * top
+    finite_or_raise([se], "the standard error of values", "rescale values")
     return mean, se

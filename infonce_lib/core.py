@@ -24,11 +24,19 @@ exactly zero.
 from __future__ import annotations
 
 import math
+import os
 from typing import Literal
 
 import numpy as np
 
-from ._validation import as_int, as_positive_scalar, as_real_array, finite_or_raise
+from ._validation import (
+    as_array,
+    as_bool,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    finite_or_raise,
+)
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -90,19 +98,62 @@ def _positive_log_probs(
     )
 
 
-def _mean_loss(log_probs: np.ndarray) -> float:
-    """Minus the mean of log-probabilities as a Python float (``0.0``, never ``-0.0``)."""
-    return float(0.0 - log_probs.mean())
+def _safe_mean(values: np.ndarray, axis: int | None = None) -> np.ndarray | float:
+    """The mean of finite values, without overflow wherever the mean itself is representable.
 
-
-def _mean_loss_checked(log_probs: np.ndarray, hint: str) -> float:
-    """:func:`_mean_loss` for terms that may be near -1.8e308 (logits of that size), whose
-    sum can overflow: then ``ValueError`` ending with ``hint``, never a warning."""
-    with np.errstate(over="ignore"):
-        out = _mean_loss(log_probs)
-    if not math.isfinite(out):
-        raise ValueError(f"the mean loss overflowed float64; {hint}")
+    The plain mean (a sum, then a division) overflows when terms near 1.8e308 add up past
+    float64 although their mean is in range; then each term is divided by the count first
+    (the sum of ``x / n`` is at most the largest ``|x|``). A result that is still not
+    finite means the mean itself is beyond float64: callers check and say so.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = values.mean(axis=axis)
+        if not np.isfinite(out).all():
+            n = values.size if axis is None else values.shape[axis]
+            out = (values / n).sum(axis=axis)
     return out
+
+
+def _mean_loss(log_probs: np.ndarray, what: str = "the mean loss") -> float:
+    """Minus the mean of log-probabilities as a Python float (``0.0``, never ``-0.0``).
+
+    Terms near -1.8e308 (logits of that size) are averaged without overflow
+    (:func:`_safe_mean`); only a mean beyond float64 raises ``ValueError`` naming ``what``.
+    """
+    out = float(0.0 - _safe_mean(log_probs))
+    if not math.isfinite(out):
+        raise ValueError(f"{what} is beyond float64 (more than 1.8e308 nats); rescale the inputs")
+    return out
+
+
+def _dense_fits(n_rows: int, n_cols: int, what: str, copies: int = 1) -> None:
+    """Refuse, before allocating, a dense float64 matrix larger than the machine's memory.
+
+    ``copies`` counts the matrices of that size a call holds at once. Raises
+    ``MemoryError`` with a message that names the size and suggests ``chunk_size``.
+    """
+    need = n_rows * n_cols * 8 * copies
+    if need < _DENSE_CHECK_FROM:  # small: no need to ask the operating system
+        return
+    total = _physical_memory()
+    if total is not None and need > total:
+        raise MemoryError(
+            f"{what} would need a dense {n_rows:,} x {n_cols:,} float64 matrix of logits "
+            f"({need / 1e9:,.1f} GB with its working copies), more than this machine's "
+            f"{total / 1e9:,.1f} GB of memory; pass chunk_size (e.g. chunk_size="
+            f"{DEFAULT_CHUNK_SIZE}) to stream over blocks of logits instead"
+        )
+
+
+_DENSE_CHECK_FROM = 1 << 28  # 256 MiB
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory, or None where the operating system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _check_index(
@@ -113,7 +164,7 @@ def _check_index(
     source: str = "logits",
     candidates: str = "logits",
 ) -> np.ndarray:
-    arr = np.asarray(index)
+    arr = as_array(index, name)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an array of integer indices; got dtype {arr.dtype}")
     if arr.shape != (n_anchors,):
@@ -178,8 +229,10 @@ def contrastive_log_probs(
     ------
     ValueError, TypeError
         If ``logits`` is not at least 2-D, is empty or not finite, if an index array has
-        the wrong length or is out of range, if ``exclude`` hits a positive, or if a
-        denominator would be empty.
+        the wrong length or is out of range, if ``exclude`` hits a positive, if a
+        denominator would be empty, or if ``include_positive`` is not a bool
+        (``TypeError``); ``ValueError`` if a positive lies more than 1.8e308 below its
+        row's maximum (its log-probability overflows float64).
 
     Examples
     --------
@@ -197,30 +250,58 @@ def contrastive_log_probs(
         raise ValueError(f"anchors must be 'rows' or 'columns'; got {anchors!r}")
     view = arr if anchors == "rows" else np.swapaxes(arr, -1, -2)
     n, c = view.shape[-2:]
+    pos, exc, include_positive = _check_denominators(
+        positives,
+        exclude,
+        include_positive,
+        n,
+        c,
+        counts=f"logits of shape {arr.shape} has {n} anchors and {c} candidates "
+        f"(anchors={anchors!r})",
+    )
+    return _positive_log_probs(view, pos, exc, include_positive=include_positive)
+
+
+def _check_denominators(
+    positives,
+    exclude,
+    include_positive,
+    n: int,
+    c: int,
+    *,
+    counts: str,
+    source: str = "logits",
+    candidates: str = "logits",
+) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
+    """Check the positives, exclusions and ``include_positive`` of ``n`` anchors against
+    ``c`` candidates; return them clean (``None`` for the diagonal and for no exclusion).
+
+    ``counts`` says in words where ``n`` and ``c`` come from (for the message when the
+    diagonal default needs ``c >= n``); ``source`` and ``candidates`` name the arrays of
+    the anchors and of the candidates in index messages.
+    """
     pos = None
     if positives is None:
         if c < n:
             raise ValueError(
                 f"positives=None puts anchor i's positive at candidate i, which needs at "
-                f"least as many candidates as anchors; logits of shape {arr.shape} has {n} "
-                f"anchors and {c} candidates (anchors={anchors!r})"
+                f"least as many candidates as anchors; {counts}"
             )
     else:
-        pos = _check_index(positives, "positives", n, c)
+        pos = _check_index(positives, "positives", n, c, source, candidates)
     exc = None
     if exclude is not None:
-        exc = _check_index(exclude, "exclude", n, c)
-        diag = np.arange(n) if pos is None else pos
-        if np.any(exc == diag):
+        exc = _check_index(exclude, "exclude", n, c, source, candidates)
+        if np.any(exc == (np.arange(n) if pos is None else pos)):
             raise ValueError("exclude must not remove an anchor's own positive")
-    include_positive = bool(include_positive)
+    include_positive = as_bool(include_positive, "include_positive")
     n_removed = (exc is not None) + (not include_positive)
     if c - n_removed < 1:
         raise ValueError(
             f"every anchor needs at least one candidate in its denominator; {c} candidates "
             f"minus {n_removed} removed leaves none"
         )
-    return _positive_log_probs(view, pos, exc, include_positive=include_positive)
+    return pos, exc, include_positive
 
 
 def contrastive_loss_from_logits(
@@ -256,31 +337,38 @@ def contrastive_loss_from_logits(
     float
         The loss in nats, ``>= 0``.
 
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`contrastive_log_probs`; if ``anchors`` is not one of ``"rows"``,
+        ``"columns"``, ``"both"``; if ``anchors="both"`` and the logits are not square or
+        an index array is given; if a positive lies more than 1.8e308 below its row's
+        maximum (its log-probability overflows float64). Terms that are each finite are
+        averaged without overflow, so the mean of logits near 1.8e308 is returned.
+
     Examples
     --------
     >>> round(contrastive_loss_from_logits([[0.0, 0.0], [0.0, 0.0]]), 6)  # log 2
     0.693147
     """
+    if anchors not in ("rows", "columns", "both"):
+        raise ValueError(f"anchors must be 'rows', 'columns' or 'both'; got {anchors!r}")
+    arr = as_real_array(logits, "logits", ndim=2)
     if anchors == "both":
         if positives is not None or exclude is not None:
             raise ValueError("anchors='both' uses the diagonal: positives and exclude must be None")
-        arr = as_real_array(logits, "logits", ndim=2)
         if arr.shape[0] != arr.shape[1]:
             raise ValueError(f"anchors='both' needs square logits; got shape {arr.shape}")
-        rows = _positive_log_probs(arr)
-        cols = _positive_log_probs(arr.T)
-        return (_mean_loss_checked(rows, _HUGE) + _mean_loss_checked(cols, _HUGE)) / 2
-    arr = as_real_array(logits, "logits", ndim=2)
+        rows = _mean_loss(_positive_log_probs(arr))
+        cols = _mean_loss(_positive_log_probs(arr.T))
+        return rows / 2 + cols / 2  # never (rows + cols) / 2, which can overflow
     log_probs = contrastive_log_probs(arr, positives, anchors=anchors, exclude=exclude)
-    return _mean_loss_checked(log_probs, _HUGE)
-
-
-_HUGE = "the logits are near ±1.8e308; rescale them"
+    return _mean_loss(log_probs)
 
 
 # ---------------------------------------------------------------- exponentials that underflow
 #
-# NumPy's vectorised exp falls back to a slow path (10x or more) for arguments below about
+# NumPy's vectorised exp falls back to a much slower path for arguments below about
 # -708, whose results are subnormal or zero. After the row maximum is subtracted every
 # argument is <= 0 and the maximum contributes exp(0) = 1, so each sum of exponentials is
 # >= 1; an argument below _EXP_FLOOR contributes less than 1e-304, which cannot change such
@@ -315,7 +403,7 @@ def _diagonal_log_probs_columns_inplace(
     np.exp(logits_t, out=logits_t)
     if ones is None:
         ones = np.ones(logits_t.shape[0])
-    sums = ones @ logits_t  # the column sums, by BLAS: 3x faster than .sum(axis=0)
+    sums = ones @ logits_t  # the column sums, by BLAS (faster than .sum(axis=0))
     return (pos_vals - col_max) - np.log(sums), sums
 
 
@@ -332,8 +420,7 @@ def _diagonal_log_probs_columns_inplace(
 
 DEFAULT_CHUNK_SIZE = 1024
 """Block edge used by the streaming core when none is given: blocks of 1024 x 1024 float64
-logits (8 MiB). Measured in ``benchmarks/bench_losses.py``: as fast as the dense path (or
-faster) from N = 1024 anchors up, with a few MiB of working memory."""
+logits (8 MiB of working memory). ``make bench`` compares its speed with the dense path."""
 
 
 def _hits(index: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
@@ -353,6 +440,10 @@ def _logit_bound(A: np.ndarray, B: np.ndarray, temperature: float) -> float:
 
 
 _BLOCK_WHAT = "the logits anchors @ candidates.T / temperature"
+_SPAN_HINT = (
+    "the logits anchors @ candidates.T / temperature of a row span more than 1.8e308; "
+    "rescale anchors and candidates"
+)
 
 
 def _logit_blocks(
@@ -453,20 +544,33 @@ def _streaming_positive_log_probs(
     *,
     include_positive: bool = True,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    what: str = _BLOCK_WHAT,
+    hint: str = _SPAN_HINT,
 ) -> np.ndarray:
-    """Unchecked streaming twin of ``_positive_log_probs`` for logits ``A @ B.T / temperature``.
+    """Streaming twin of ``_positive_log_probs`` for logits ``A @ B.T / temperature``.
 
     Same arguments and result as ``_positive_log_probs(A @ B.T / temperature, positives,
-    exclude, include_positive=...)``, computed block by block.
+    exclude, include_positive=...)``, computed block by block, on clean float64 input.
+    Logits that overflow raise ``ValueError`` naming ``what``; a positive more than
+    1.8e308 below its row's maximum raises ``ValueError`` ending with ``hint``.
     """
     pos = np.arange(A.shape[0]) if positives is None else positives
     removed = () if exclude is None else (exclude,)
     if not include_positive:
         removed = (*removed, pos)
-    m, s, pos_vals, _ = _streaming_logsumexp(
-        A, B, temperature, positives=pos, exclude=removed, chunk_size=chunk_size
+    if _logit_bound(A, B, temperature) < 1e300:  # no logit, nor a difference of two, overflows
+        m, s, pos_vals, _ = _streaming_logsumexp(
+            A, B, temperature, positives=pos, exclude=removed, chunk_size=chunk_size, what=what
+        )
+        return (pos_vals - m) - np.log(s)
+    with np.errstate(over="ignore", invalid="ignore"):
+        m, s, pos_vals, _ = _streaming_logsumexp(
+            A, B, temperature, positives=pos, exclude=removed, chunk_size=chunk_size, what=what
+        )
+        out = (pos_vals - m) - np.log(s)
+    return finite_or_raise(
+        out, "a positive's log-probability (its logit minus its row's maximum)", hint
     )
-    return (pos_vals - m) - np.log(s)
 
 
 def _streaming_gradient_products(
@@ -587,39 +691,16 @@ def contrastive_log_probs_streaming(
     tau = as_positive_scalar(temperature, "temperature")
     chunk = as_int(chunk_size, "chunk_size", minimum=1)
     n, c = A.shape[0], B.shape[0]
-    pos = None
-    if positives is None:
-        if c < n:
-            raise ValueError(
-                f"positives=None puts anchor i's positive at candidate i, which needs at "
-                f"least as many candidates as anchors; got {n} anchors (rows of anchors) and "
-                f"{c} candidates (rows of candidates)"
-            )
-    else:
-        pos = _check_index(positives, "positives", n, c, "anchors", "candidates")
-    exc = None
-    if exclude is not None:
-        exc = _check_index(exclude, "exclude", n, c, "anchors", "candidates")
-        if np.any(exc == (np.arange(n) if pos is None else pos)):
-            raise ValueError("exclude must not remove an anchor's own positive")
-    include_positive = bool(include_positive)
-    n_removed = (exc is not None) + (not include_positive)
-    if c - n_removed < 1:
-        raise ValueError(
-            f"every anchor needs at least one candidate in its denominator; {c} candidates "
-            f"minus {n_removed} removed leaves none"
-        )
-    if _logit_bound(A, B, tau) < 1e300:  # no logit, and no difference of two, can overflow
-        return _streaming_positive_log_probs(
-            A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
-        )
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _streaming_positive_log_probs(
-            A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
-        )
-    return finite_or_raise(
-        out,
-        "a positive's log-probability (its logit minus its row's maximum)",
-        "the logits anchors @ candidates.T / temperature of a row span more than 1.8e308; "
-        "rescale anchors and candidates",
+    pos, exc, include_positive = _check_denominators(
+        positives,
+        exclude,
+        include_positive,
+        n,
+        c,
+        counts=f"got {n} anchors (rows of anchors) and {c} candidates (rows of candidates)",
+        source="anchors",
+        candidates="candidates",
+    )
+    return _streaming_positive_log_probs(
+        A, B, tau, pos, exc, include_positive=include_positive, chunk_size=chunk
     )

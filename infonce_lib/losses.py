@@ -13,6 +13,10 @@ function                 similarity       positive in denom.  self-pair  reducti
 :func:`binary_nce_loss`  any scores       no softmax          n/a        mean over rows
 =======================  ===============  ==================  =========  ====================
 
+Two losses without a softmax, on batches of cosine scores (chapter 5), close the module:
+:func:`hadsell_contrastive_loss` (a margin on every pair) and
+:func:`hardest_negative_triplet_loss` (the hardest negative against its positive).
+
 The self-pair of NT-Xent (a view against itself) is removed by index, never with a
 large negative constant.
 """
@@ -32,9 +36,10 @@ from ._validation import (
     finite_or_raise,
 )
 from .core import (
+    _EXP_FLOOR,
+    _dense_fits,
     _diagonal_log_probs_columns_inplace,
     _mean_loss,
-    _mean_loss_checked,
     _positive_log_probs,
     _streaming_gradient_products,
     _streaming_logsumexp,
@@ -45,6 +50,8 @@ __all__ = [
     "MoCoQueue",
     "binary_nce_loss",
     "clip_loss",
+    "hadsell_contrastive_loss",
+    "hardest_negative_triplet_loss",
     "info_nce_loss",
     "info_nce_loss_and_grad",
     "moco_loss",
@@ -52,9 +59,12 @@ __all__ = [
 ]
 
 _SAFE = 1e300  # logits bounded by this cannot overflow float64 (max 1.8e308)
+_DENSE_CHECK_FROM = 4096  # N above which a dense (N, N) matrix is checked against memory
+_LOGITS = "the logits Z1 @ Z2.T / temperature"
 _SPAN_WHAT = "a log-probability (a logit of Z1 @ Z2.T / temperature minus its row maximum)"
 _SPAN_HINT = "the logits of a row span more than 1.8e308; rescale Z1 and Z2"
 _TINY_TEMPERATURE = "cosine / temperature spans more than 1.8e308; use a larger temperature"
+_COSINE_LOGITS = "the logits (cosine / temperature)"
 
 
 # ---------------------------------------------------------------- private helpers
@@ -69,8 +79,8 @@ def _float64_matrix(value, name: str) -> np.ndarray:
     :func:`~infonce_lib._validation.as_real_array`.
     """
     if (
-        isinstance(value, np.ndarray)
-        and value.dtype == np.float64
+        type(value) is np.ndarray  # not a subclass (see _validation.check_array_type)
+        and value.dtype == _F64
         and value.ndim == 2
         and value.size
         and (value.flags.c_contiguous or value.flags.f_contiguous)
@@ -79,15 +89,7 @@ def _float64_matrix(value, name: str) -> np.ndarray:
     return as_real_array(value, name, ndim=2)
 
 
-def _check_logits_of(Z1, Z2, logits: np.ndarray) -> None:
-    """Raise the right error for logits that are not all finite, naming the argument.
-
-    Inputs with NaN or infinite entries are reported as such; finite inputs whose logits
-    overflowed get the overflow message. Finite logits (whose sum alone overflowed) pass.
-    """
-    as_real_array(Z1, "Z1", ndim=2)
-    as_real_array(Z2, "Z2", ndim=2)
-    finite_or_raise(logits, "the logits Z1 @ Z2.T / temperature")
+_F64 = np.dtype(np.float64)
 
 
 def _matrix_and_sumsq(value, name: str) -> tuple[np.ndarray, float]:
@@ -100,8 +102,8 @@ def _matrix_and_sumsq(value, name: str) -> tuple[np.ndarray, float]:
     Cauchy-Schwarz: ``|z1_i . z2_j| <= sqrt(sumsq1 * sumsq2)``.
     """
     if (
-        isinstance(value, np.ndarray)
-        and value.dtype == np.float64
+        type(value) is np.ndarray  # not a subclass (see _validation.check_array_type)
+        and value.dtype == _F64
         and value.ndim == 2
         and value.size
         and (value.flags.c_contiguous or value.flags.f_contiguous)
@@ -174,7 +176,7 @@ def _chunk_or_none(chunk_size) -> int | None:
 # ---------------------------------------------------------------- InfoNCE
 
 
-def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
+def info_nce_loss(Z1, Z2, temperature: float = 0.1, *, chunk_size: int | None = None) -> float:
     r"""InfoNCE loss with dot-product logits and the positives on the diagonal.
 
     With logits :math:`\ell_{ij} = z^{(1)}_i \cdot z^{(2)}_j / \tau`,
@@ -196,6 +198,11 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
         float64. Not modified.
     temperature : float, default 0.1
         :math:`\tau > 0`; the logits are divided by it.
+    chunk_size : int, optional
+        ``None`` (default): form the ``(N, N)`` matrix of logits. An integer: never form it;
+        stream over blocks of ``chunk_size x chunk_size`` logits with an online
+        log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`); the two
+        agree to rounding.
 
     Returns
     -------
@@ -205,10 +212,18 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     Raises
     ------
     TypeError
-        If the inputs are not real numbers or ``temperature`` is not a real number.
+        If the inputs are not real numbers (a masked array or a PyTorch tensor gets a
+        message saying what to pass), ``temperature`` is not a real number or
+        ``chunk_size`` not an integer.
     ValueError
         If ``Z1`` or ``Z2`` is not 2-D, empty, ragged, not finite, or their shapes differ;
-        if ``temperature`` is not finite and positive; if the logits overflow float64.
+        if ``temperature`` is not finite and positive or ``chunk_size`` is below 1; if the
+        logits ``Z1 @ Z2.T / temperature`` overflow float64, or a positive's logit lies
+        more than 1.8e308 below its row's maximum (its log-probability overflows). Terms
+        that are each finite are averaged without overflow.
+    MemoryError
+        If the dense ``(N, N)`` logits would not fit in this machine's memory (checked
+        before allocating); the message suggests ``chunk_size``.
 
     See Also
     --------
@@ -227,30 +242,77 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1) -> float:
     0.4786
     >>> round(info_nce_loss([[1.0, 2.0]], [[3.0, 4.0]]), 6)  # N = 1: nothing to contrast
     0.0
+    >>> round(info_nce_loss(np.eye(4), S.T, temperature=0.5, chunk_size=3), 4)
+    0.4786
     """
     A = _float64_matrix(Z1, "Z1")
     B = _float64_matrix(Z2, "Z2")
-    check_same_shape(A, "Z1", B, "Z2")
+    if A.shape != B.shape:
+        check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
     inv = _inverse(tau)
+    n = A.shape[0]
+    if chunk_size is not None:
+        chunk = as_int(chunk_size, "chunk_size", minimum=1)
+        A = as_real_array(A, "Z1", ndim=2)  # the fast path above skipped the finiteness check
+        B = as_real_array(B, "Z2", ndim=2)
+        log_probs = _streaming_positive_log_probs(
+            A, B, tau, chunk_size=chunk, what=_LOGITS, hint=_SPAN_HINT
+        )
+        return _mean_loss(log_probs)
+    if n > _DENSE_CHECK_FROM:
+        _dense_fits(n, n, "info_nce_loss")
+    # The fast path: finite inputs whose logits cannot overflow. By Cauchy-Schwarz every
+    # logit is at most sqrt(|Z1|^2 |Z2|^2) / temperature in size; the two sums of squares
+    # (np.vdot, one BLAS pass each) are finite exactly when the inputs are (barring entries
+    # above 1e154, which take the checked path). Below 1e300 nothing that follows can
+    # overflow, so no errstate and no finiteness pass over the logits are needed: at small
+    # N the cost is the number of NumPy calls, and these are the fewest that do the work.
+    bound = math.sqrt(np.vdot(A, A)) * math.sqrt(np.vdot(B, B))
+    if not bound * max(1.0, inv) < _SAFE:  # also NaN: a non-finite input
+        return _info_nce_loss_checked(Z1, Z2, A, B, inv)
     # The logits are formed transposed, candidates x anchors (faster reductions, see core).
-    # Overflow anywhere below gives inf or NaN, never a warning, and is reported after.
+    logits_t = B @ A.T
+    logits_t *= inv
+    col_max = logits_t.max(axis=0)
+    log_probs = np.diagonal(logits_t) - col_max  # the positives, minus their column's max
+    logits_t -= col_max
+    if n >= _FLOOR_FROM:  # many arguments below -708 would take exp's slow path
+        np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
+    np.exp(logits_t, out=logits_t)
+    log_probs -= np.log(_ones(n) @ logits_t)  # as core computes them
+    return float(0.0 - log_probs.sum() / n)  # the mean, as _mean_loss; never -0.0
+
+
+def _info_nce_loss_checked(Z1, Z2, A, B, inv) -> float:
+    """:func:`info_nce_loss` on inputs that may be non-finite or give logits near 1.8e308:
+    the same computation, checked step by step, so that an error names what overflowed
+    (and a sum of finite terms that overflows becomes their mean, computed safely)."""
+    as_real_array(Z1, "Z1", ndim=2)  # NaN or infinite entries are reported as such
+    as_real_array(Z2, "Z2", ndim=2)
     with np.errstate(over="ignore", invalid="ignore"):
         logits_t = B @ A.T
         logits_t *= inv
-        ones = np.ones(logits_t.shape[0])
-        # One BLAS pass over the logits checks them all: a NaN or infinite entry of Z1 or
-        # Z2 makes every logit of its row or column NaN or infinite, and so does overflow,
-        # and each of these makes a column sum non-finite (a sum that overflows although
-        # every logit is finite is checked entry by entry).
-        if not np.isfinite(ones @ logits_t).all():
-            _check_logits_of(Z1, Z2, logits_t)
-        log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t, ones=ones)
-        total = log_probs.sum()
-    if not math.isfinite(total):  # a row spanning more than 1.8e308, or their sum
-        finite_or_raise(log_probs, _SPAN_WHAT, _SPAN_HINT)
-        return _mean_loss_checked(log_probs, _SPAN_HINT)
-    return float(0.0 - total / log_probs.size)  # the mean, as _mean_loss; never -0.0
+    finite_or_raise(logits_t, _LOGITS)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_probs, _ = _diagonal_log_probs_columns_inplace(logits_t)
+    finite_or_raise(log_probs, _SPAN_WHAT, _SPAN_HINT)
+    return _mean_loss(log_probs)  # finite terms whose sum overflowed: their mean
+
+
+_FLOOR_FROM = 128  # N from which info_nce_loss raises exp's arguments to _EXP_FLOOR
+_ONES: dict[int, np.ndarray] = {}
+
+
+def _ones(n: int) -> np.ndarray:
+    """A read-only vector of ``n`` ones (cached for n <= 4096): column sums by BLAS."""
+    out = _ONES.get(n)
+    if out is None:
+        out = np.ones(n)
+        out.flags.writeable = False
+        if n <= 4096:
+            _ONES[n] = out
+    return out
 
 
 def info_nce_loss_and_grad(
@@ -301,8 +363,9 @@ def info_nce_loss_and_grad(
 
     Raises
     ------
-    TypeError, ValueError
-        As :func:`info_nce_loss`; also if ``chunk_size`` is not an integer >= 1.
+    TypeError, ValueError, MemoryError
+        As :func:`info_nce_loss`; also ``ValueError`` if an entry of a gradient overflows
+        float64 (inputs near 1.8e308 at a small temperature), naming the gradient.
 
     Examples
     --------
@@ -323,12 +386,16 @@ def info_nce_loss_and_grad(
     tau = as_positive_scalar(temperature, "temperature")
     chunk = _chunk_or_none(chunk_size)
     inv = _inverse(tau)
+    if chunk is None:
+        _dense_fits(A.shape[0], A.shape[0], "info_nce_loss_and_grad")
     bound = math.sqrt(ssa) * math.sqrt(ssb)
     if not bound * max(1.0, inv) < _SAFE:  # the logits may span more than float64 holds
         with np.errstate(over="ignore", invalid="ignore"):
-            out = _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound)
-        finite_or_raise(np.append(out[0], out[1:]), _SPAN_WHAT + " or the gradient", _SPAN_HINT)
-        return out
+            loss, GB, GtA = _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound)
+        hint = "rescale Z1 and Z2 or use a larger temperature"
+        finite_or_raise(GB, "the gradient with respect to Z1", hint)
+        finite_or_raise(GtA, "the gradient with respect to Z2", hint)
+        return loss, GB, GtA
     return _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound)
 
 
@@ -360,7 +427,7 @@ def _info_nce_loss_and_grad(A, B, tau, inv, chunk, bound):
         )
     GB *= inv / n
     GtA *= inv / n
-    return _mean_loss(log_probs), GB, GtA
+    return _mean_loss(finite_or_raise(log_probs, _SPAN_WHAT, _SPAN_HINT)), GB, GtA
 
 
 # ---------------------------------------------------------------- NT-Xent (SimCLR)
@@ -399,8 +466,8 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
         stream over blocks of ``chunk_size`` x ``chunk_size`` logits with an online
         log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`), so the extra
         memory is ``chunk_size**2`` floats plus the ``(2N, D)`` normalised views. The two
-        paths agree to rounding (about 1e-15 relative). 1024 is a good value: in
-        ``benchmarks/bench_losses.py`` it took 0.84x the dense time at N = 1024 to 4096.
+        paths agree to rounding (about 1e-15 relative). ``make bench`` compares their
+        speed and memory (``DEFAULT_CHUNK_SIZE`` is a good value).
 
     Returns
     -------
@@ -413,7 +480,11 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
     TypeError, ValueError
         If ``z1`` or ``z2`` is not a 2-D, non-empty, finite real array, the shapes differ,
         a row has zero norm, ``temperature`` is not finite and positive, or ``chunk_size``
-        is not an integer >= 1.
+        is not an integer >= 1; ``ValueError`` if ``cosine / temperature`` overflows
+        float64 (a temperature below about 1e-308).
+    MemoryError
+        If the dense ``(2N, 2N)`` logits would not fit in this machine's memory (checked
+        before allocating); the message suggests ``chunk_size``.
 
     Examples
     --------
@@ -440,22 +511,31 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
     positives = (views + n) % (2 * n)
     inv = _inverse(tau)
     if chunk is None:
-        logits = _scaled_dot_logits(Z, Z, inv, 1.0, "the logits (cosine / temperature)")
+        _dense_fits(2 * n, 2 * n, "nt_xent_loss")
+        logits = _scaled_dot_logits(Z, Z, inv, 1.0, _COSINE_LOGITS)
         log_probs = _positive_log_probs(
             logits, positives, views, overwrite=True, hint=_TINY_TEMPERATURE
         )
     else:
-        log_probs = _streaming_positive_log_probs(Z, Z, tau, positives, views, chunk_size=chunk)
-    # Each term is at most 2 / temperature: below 1e300 their mean cannot overflow.
-    return (
-        _mean_loss(log_probs) if inv < _SAFE else _mean_loss_checked(log_probs, _TINY_TEMPERATURE)
-    )
+        log_probs = _streaming_positive_log_probs(
+            Z,
+            Z,
+            tau,
+            positives,
+            views,
+            chunk_size=chunk,
+            what=_COSINE_LOGITS,
+            hint=_TINY_TEMPERATURE,
+        )
+    return _mean_loss(log_probs)
 
 
 # ---------------------------------------------------------------- CLIP
 
 
-def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) -> float:
+def clip_loss(
+    image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07, *, chunk_size=None
+) -> float:
     r"""The symmetric contrastive loss of CLIP: cosine logits times a scale, both ways.
 
     With unit vectors :math:`u_i = x_i / \lVert x_i \rVert` (images) and
@@ -481,6 +561,10 @@ def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) 
     logit_scale : float, default 1/0.07
         :math:`s > 0`, the exponentiated learnable temperature of CLIP (pass ``exp(t)``,
         not ``t``).
+    chunk_size : int, optional
+        ``None`` (default): form the ``(N, N)`` matrix of logits. An integer: never form it;
+        each direction streams over blocks of ``chunk_size x chunk_size`` logits, as in
+        :func:`nt_xent_loss`; the two agree to rounding.
 
     Returns
     -------
@@ -491,7 +575,12 @@ def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) 
     ------
     TypeError, ValueError
         If an embedding array is not a 2-D, non-empty, finite real array, the shapes
-        differ, a row has zero norm, or ``logit_scale`` is not finite and positive.
+        differ, a row has zero norm, ``logit_scale`` is not finite and positive, or
+        ``chunk_size`` is not an integer >= 1; ``ValueError`` if ``logit_scale * cosine``
+        overflows float64 or spans more than 1.8e308 within a row.
+    MemoryError
+        If the dense ``(N, N)`` logits would not fit in this machine's memory (checked
+        before allocating); the message suggests ``chunk_size``.
 
     Examples
     --------
@@ -501,26 +590,38 @@ def clip_loss(image_embeddings, text_embeddings, logit_scale: float = 1 / 0.07) 
     0.313262
     >>> round(float(np.log(1 + np.exp(-1))), 6)
     0.313262
+    >>> round(clip_loss(I, I, logit_scale=1.0, chunk_size=1), 6)
+    0.313262
     """
     A = as_real_array(image_embeddings, "image_embeddings", ndim=2)
     B = as_real_array(text_embeddings, "text_embeddings", ndim=2)
     check_same_shape(A, "image_embeddings", B, "text_embeddings")
     scale = as_positive_scalar(logit_scale, "logit_scale")
+    chunk = _chunk_or_none(chunk_size)
     U = _unit_rows(A, "image_embeddings")
     V = _unit_rows(B, "text_embeddings")
-    logits = _scaled_dot_logits(U, V, scale, 1.0, "the logits logit_scale * cosine")
+    what = "the logits logit_scale * cosine"
     hint = "logit_scale * cosine spans more than 1.8e308; use a smaller logit_scale"
-    # Below 1e300 every term is under 2e300 and their mean cannot overflow.
-    mean = _mean_loss if scale < _SAFE else lambda lp: _mean_loss_checked(lp, hint)
-    image_to_text = mean(_positive_log_probs(logits, hint=hint))
-    text_to_image = mean(_positive_log_probs(logits.T, overwrite=True, hint=hint))
-    return (image_to_text + text_to_image) / 2
+    if chunk is None:
+        _dense_fits(U.shape[0], U.shape[0], "clip_loss", copies=2)
+        logits = _scaled_dot_logits(U, V, scale, 1.0, what)
+        image_to_text = _mean_loss(_positive_log_probs(logits, hint=hint))
+        text_to_image = _mean_loss(_positive_log_probs(logits.T, overwrite=True, hint=hint))
+    else:
+        # Logits (s U) @ V.T at temperature 1: never 1 / s, which a tiny s overflows.
+        image_to_text = _mean_loss(
+            _streaming_positive_log_probs(U * scale, V, 1.0, chunk_size=chunk, what=what, hint=hint)
+        )
+        text_to_image = _mean_loss(
+            _streaming_positive_log_probs(V * scale, U, 1.0, chunk_size=chunk, what=what, hint=hint)
+        )
+    return image_to_text / 2 + text_to_image / 2  # never their sum, which can overflow
 
 
 # ---------------------------------------------------------------- MoCo
 
 
-def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
+def moco_loss(q, k, queue, temperature: float = 0.07, *, chunk_size=None) -> float:
     r"""MoCo's InfoNCE: each query against its own key and a queue of negative keys.
 
     With queries :math:`q_i`, keys :math:`k_i` (the positives) and queued keys
@@ -550,6 +651,11 @@ def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
         and gives a loss of 0.
     temperature : float, default 0.07
         :math:`\tau > 0` (MoCo's default).
+    chunk_size : int, optional
+        ``None`` (default): form the ``(N, 1 + K)`` matrix of logits. An integer: never
+        form it; stream over blocks of ``chunk_size x chunk_size`` logits of the queue
+        with an online log-sum-exp, then add each query's positive; the two agree to
+        rounding.
 
     Returns
     -------
@@ -561,7 +667,12 @@ def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
     TypeError, ValueError
         If ``q`` or ``k`` is not a 2-D, non-empty, finite real array or their shapes
         differ, if ``queue`` is not 2-D and finite or its rows are not of dimension D,
-        if ``temperature`` is not finite and positive, or if the logits overflow.
+        if ``temperature`` is not finite and positive, if ``chunk_size`` is not an integer
+        >= 1; ``ValueError`` if the logits overflow float64 or a positive's logit lies
+        more than 1.8e308 below its row's maximum.
+    MemoryError
+        If the dense ``(N, 1 + K)`` logits would not fit in this machine's memory (checked
+        before allocating); the message suggests ``chunk_size``.
 
     See Also
     --------
@@ -576,23 +687,45 @@ def moco_loss(q, k, queue, temperature: float = 0.07) -> float:
     0.407606
     >>> round(float(np.log(1 + np.exp(-1) + np.exp(-2))), 6)   # by hand
     0.407606
+    >>> round(moco_loss(q, k, queue, temperature=1.0, chunk_size=1), 6)
+    0.407606
     """
     Q = as_real_array(q, "q", ndim=2)
     Kp = as_real_array(k, "k", ndim=2)
     check_same_shape(Q, "q", Kp, "k")
     queue_arr = _as_queue(queue, Q.shape[1])
     tau = as_positive_scalar(temperature, "temperature")
+    chunk = _chunk_or_none(chunk_size)
     n, n_neg = Q.shape[0], queue_arr.shape[0]
+    what = "the logits (q . k, q @ queue.T) / temperature"
+    hint = "the logits span more than 1.8e308; rescale q, k and queue or raise the temperature"
+    if chunk is not None:
+        return _mean_loss(_moco_streaming(Q, Kp, queue_arr, tau, chunk, what, hint))
+    _dense_fits(n, 1 + n_neg, "moco_loss")
     logits = np.empty((n, 1 + n_neg))
     with np.errstate(over="ignore", invalid="ignore"):
         logits[:, 0] = np.einsum("ij,ij->i", Q, Kp)
         np.matmul(Q, queue_arr.T, out=logits[:, 1:])
         logits /= tau
-    finite_or_raise(logits, "the logits (q . k, q @ queue.T) / temperature")
+    finite_or_raise(logits, what)
     positives = np.zeros(n, dtype=np.intp)
-    hint = "the logits span more than 1.8e308; rescale q, k and queue or raise the temperature"
-    return _mean_loss_checked(
-        _positive_log_probs(logits, positives, overwrite=True, hint=hint), hint
+    return _mean_loss(_positive_log_probs(logits, positives, overwrite=True, hint=hint))
+
+
+def _moco_streaming(Q, Kp, queue, tau, chunk, what, hint) -> np.ndarray:
+    """MoCo's log-probabilities without the ``(N, 1 + K)`` logits: the online log-sum-exp
+    of each query over the queue (blocks of ``chunk``), then its positive added with
+    ``logaddexp``. Unchecked input; overflow raises ``ValueError`` naming ``what``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        pos = np.einsum("ij,ij->i", Q, Kp)
+        pos /= tau
+        finite_or_raise(pos, what)
+        if queue.shape[0] == 0:  # the positive is each query's only candidate
+            return np.zeros(Q.shape[0])
+        m, s, _, _ = _streaming_logsumexp(Q, queue, tau, chunk_size=chunk, what=what)
+        out = pos - np.logaddexp(pos, m + np.log(s))
+    return finite_or_raise(
+        out, "a positive's log-probability (its logit minus its row's maximum)", hint
     )
 
 
@@ -759,7 +892,9 @@ def binary_nce_loss(logits, *, noise_ratio: float | None = None) -> float:
     ------
     TypeError, ValueError
         If ``logits`` is not a 2-D, non-empty, finite real array with ``C >= N``, or
-        ``noise_ratio`` is not finite and positive.
+        ``noise_ratio`` is not finite and positive; ``ValueError`` if the loss itself is
+        beyond float64 (many logits near 1.8e308). Terms that are each finite are
+        averaged without overflow.
 
     Examples
     --------
@@ -783,4 +918,157 @@ def binary_nce_loss(logits, *, noise_ratio: float | None = None) -> float:
     data = log_expit(G[rows, rows])
     noise_terms = log_expit(-G)
     noise_terms[rows, rows] = 0.0  # the positive is not a noise sample (removed by index)
-    return float(0.0 - np.mean(data + noise_terms.sum(axis=1)))
+    with np.errstate(over="ignore"):
+        loss = float(0.0 - np.mean(data + noise_terms.sum(axis=1)))
+        if not math.isfinite(loss):  # terms near -1.8e308 whose sum overflowed: scale first
+            loss = float(0.0 - ((data / n).sum() + (noise_terms / n).sum()))
+    if not math.isfinite(loss):
+        raise ValueError(
+            "the binary NCE loss is beyond float64 (more than 1.8e308 nats): the noise terms "
+            "log(1 - h), about -|logit| each for large logits, add up past it; rescale logits"
+        )
+    return loss
+
+
+# ---------------------------------------------------------------- margin losses on cosines
+#
+# Chapter 5 compares InfoNCE with two losses that have no softmax: Hadsell et al.'s pairwise
+# margin loss and the zero-margin triplet loss on the hardest negative (the tau -> 0 limit
+# of tau * InfoNCE). Both take batches of cosine scores, cosines[b, i, j] = s(x_j, y_i),
+# shape (B, K, K), positives on the diagonal, as in infonce_lib.temperature.
+
+_ROUND_OFF = 1e-12  # cosines from a matrix product may exceed 1 by a few ulps; never clipped
+
+
+def _check_cosines(cosines) -> np.ndarray:
+    """Cosine scores of shape (B, K, K), K >= 2, in [-1, 1] up to ``_ROUND_OFF``."""
+    S = as_real_array(cosines, "cosines", ndim=3)
+    _, K, K2 = S.shape
+    if K != K2:
+        raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
+    if K < 2:
+        raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
+    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
+    if largest > 1.0 + _ROUND_OFF:
+        raise ValueError(
+            f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
+        )
+    return S
+
+
+_CHUNK = 1 << 18  # doubles per chunk (2 MiB): about a core's L2 cache
+
+
+def _positive_margins(S: np.ndarray) -> np.ndarray:
+    """``S_ii - max_{j != i} S_ij`` for clean cosines (B, K, K), whole batches per chunk."""
+    B, K, _ = S.shape
+    idx = np.arange(K)
+    flat = S.reshape(B * K, K)
+    hardest = np.empty(B * K)
+    rows = max(K, (_CHUNK // K) // K * K)  # whole batches per chunk
+    buf = np.empty((min(rows, B * K), K))
+    for start in range(0, B * K, rows):
+        block = flat[start : start + rows]
+        work = buf[: block.shape[0]]
+        work[:] = block
+        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
+        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
+    return S[:, idx, idx] - hardest.reshape(B, K)
+
+
+def hardest_negative_triplet_loss(cosines) -> np.ndarray:
+    r"""Zero-margin triplet loss on the hardest negative, one value per batch.
+
+    .. math::
+
+        T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
+        = \frac1K \sum_i \max(0, -m_{bi})
+
+    with :math:`m` the :func:`~infonce_lib.temperature.positive_margins`. It is the limit
+    of :func:`~infonce_lib.temperature.tau_scaled_loss` as :math:`\tau \to 0`; a triplet
+    loss in the sense of Schroff et al. (2015, FaceNet), here on cosines, with margin 0 and
+    only the hardest negative of the batch; and minus the limit of the slope
+    :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as :math:`\beta \to \infty`.
+    Only rows whose hardest negative outscores the positive contribute, and in each only
+    that one negative gets a push.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Values in :math:`[0, 2]`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~infonce_lib.temperature.infonce_at_beta`.
+
+    Examples
+    --------
+    >>> hardest_negative_triplet_loss([[[0.2, 0.5], [-0.3, 0.9]]])
+    array([0.15])
+    """
+    return np.maximum(0.0, -_positive_margins(_check_cosines(cosines))).mean(axis=-1)
+
+
+def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
+    r"""Hadsell, Chopra & LeCun's (2006) contrastive loss on every pair of a batch.
+
+    For unit vectors the Euclidean distance is :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}`. Each
+    pair is judged on its own: a similar pair (the positive, :math:`j = i`) pays
+    :math:`\tfrac12 D^2`; a dissimilar pair pays :math:`\tfrac12 \max(0, m - D)^2`, nothing
+    once it is farther apart than the margin :math:`m`. Per batch, averaged over the
+    :math:`K` anchors,
+
+    .. math::
+
+        H_b = \frac1K \sum_{i=1}^{K} \Big( \tfrac12 D_{bii}^2
+        + \sum_{j \ne i} \tfrac12 \max\big(0, m - D_{bij}\big)^2 \Big).
+
+    There is no softmax, no normaliser shared by the candidates and no temperature: a
+    negative beyond the margin contributes exactly 0 and gets no gradient, while InfoNCE
+    gives every negative a positive weight. (Round-off may push :math:`2 - 2S` a few ulps
+    below 0 for :math:`S = 1`; the distance is then 0.)
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal. Not
+        modified.
+    margin : float, default 1.0
+        :math:`m > 0` (distances of unit vectors lie in :math:`[0, 2]`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Non-negative values; 0 exactly when every positive pair coincides and every
+        negative is at least :math:`m` away.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~infonce_lib.temperature.infonce_at_beta`, or ``margin`` not finite and positive.
+
+    Examples
+    --------
+    >>> S = np.array([[[1.0, -0.2], [0.3, 1.0]]])   # D = 1.549 and 1.183 for the negatives
+    >>> hadsell_contrastive_loss(S, margin=1.0)
+    array([0.])
+    >>> np.round(hadsell_contrastive_loss(S, margin=1.5), 6)   # (1.5 - 1.183)^2 / 4
+    array([0.025088])
+    """
+    S = _check_cosines(cosines)
+    m = as_positive_scalar(margin, "margin")
+    K = S.shape[-1]
+    idx = np.arange(K)
+    sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
+    push = np.maximum(m - np.sqrt(sq), 0.0)
+    with np.errstate(over="ignore"):
+        push *= push
+    finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
+    push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
+    return 0.5 * push.sum(axis=-1).mean(axis=-1)

@@ -8,7 +8,10 @@ and every negative at least :math:`-\beta`, so each term of :math:`I_{\mathrm{NC
 
     \log K - \log\big(1 + (K - 1)\, e^{-2/\tau}\big),
 
-whatever the encoder (:func:`cosine_cap`). For fixed scores, :math:`I_{\mathrm{NCE}}(\beta)` is
+whatever the encoder (:func:`cosine_cap`, the score-range cap: it holds for any scores in
+:math:`[-1, 1]`). Unit-norm embeddings cannot reach it once :math:`K \ge 3`: their cap,
+:func:`attainable_cosine_cap`, replaces the gap 2 by :math:`K/(K-1)` and is attained by a
+regular simplex. For fixed scores, :math:`I_{\mathrm{NCE}}(\beta)` is
 a linear term minus a log-sum-exp of linear terms, hence concave in :math:`\beta`: its second
 derivative is minus a softmax-weighted variance (:func:`infonce_beta_derivatives`), so any
 local maximum is the global one (:func:`best_temperature`). If some negative outscores its
@@ -40,6 +43,7 @@ import scipy.special
 from scipy.optimize import minimize_scalar
 
 from ._validation import (
+    as_bool,
     as_int,
     as_positive_scalar,
     as_real_array,
@@ -48,14 +52,14 @@ from ._validation import (
     finite_or_raise,
 )
 
+# The cosine checks and margins are shared with the two margin losses in losses.py.
+from .losses import _check_cosines, _positive_margins
+
 __all__ = [
     "BestTemperature",
     "BetaDerivatives",
     "best_temperature",
-    "cosine_cap",
     "cosine_scores",
-    "hadsell_contrastive_loss",
-    "hardest_negative_triplet_loss",
     "infonce_at_beta",
     "infonce_beta_derivatives",
     "positive_margins",
@@ -63,71 +67,9 @@ __all__ = [
     "tau_scaled_loss",
 ]
 
-
-# ---------------------------------------------------------------- the cap
-
-
-def cosine_cap(batch_size: int, tau):
-    r"""The largest value any cosine critic at temperature :math:`\tau` can give InfoNCE.
-
-    .. math::
-
-        \mathrm{cap}(K, \tau) = \log K - \log\big(1 + (K - 1)\, e^{-2/\tau}\big)
-
-    Every batch value of :math:`I_{\mathrm{NCE}}` with scores :math:`s/\tau`,
-    :math:`s \in [-1, 1]`, is at most this (the positive at :math:`+1/\tau`, all negatives at
-    :math:`-1/\tau`); the extreme critic attains it. Computed stably at both ends: for
-    :math:`\tau < 2` as :math:`\log K - \operatorname{logaddexp}(0, \log(K-1) - 2/\tau)` (so
-    :math:`\tau \to 0` gives :math:`\log K` without overflow); for :math:`\tau \ge 2` as
-    :math:`-\operatorname{log1p}\big(\tfrac{K-1}{K}\operatorname{expm1}(-2/\tau)\big)`, which
-    keeps its relative accuracy as :math:`\tau \to \infty` (cap
-    :math:`\approx 2(K-1)/(K\tau)`). No warnings for any finite :math:`\tau > 0`.
-
-    Parameters
-    ----------
-    batch_size : int
-        :math:`K \ge 2` (a batch of one has no negative; its InfoNCE is identically 0).
-    tau : float or array_like
-        Temperatures :math:`\tau > 0`, finite.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A float for a scalar ``tau``, else an array of ``tau``'s shape; in
-        :math:`(0, \log K]`.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``batch_size`` is not an integer ``>= 2`` or a temperature is not finite and
-        positive.
-
-    Examples
-    --------
-    >>> [round(cosine_cap(256, t), 3) for t in (0.1, 0.2, 0.5, 1.0)]
-    [5.545, 5.534, 3.81, 1.975]
-    >>> cosine_cap(256, 1e-3) == math.log(256), f"{cosine_cap(256, 1e20):.4e}"
-    (True, '1.9922e-20')
-    """
-    K = as_int(batch_size, "batch_size", minimum=2)
-    scalar = np.ndim(tau) == 0
-    if scalar:
-        t = np.array([as_positive_scalar(tau, "tau")])
-    else:
-        t = as_real_array(tau, "tau")
-        if (t <= 0).any():
-            raise ValueError(f"tau must be > 0; got minimum {t.min()}")
-    out = np.empty_like(t)
-    small = t < 2.0
-    ts = t[small]
-    with np.errstate(over="ignore", under="ignore"):  # 2/tau = inf for subnormal tau: fine
-        out[small] = math.log(K) - np.logaddexp(0.0, math.log(K - 1) - 2.0 / ts)
-    tl = t[~small]
-    out[~small] = -np.log1p(((K - 1) / K) * np.expm1(-2.0 / tl))
-    return float(out[0]) if scalar else out
-
-
-# ---------------------------------------------------------------- cosine scores
+#: The default search interval for the inverse temperature beta of :func:`best_temperature`
+#: (tau from 0.002 to 2), used by the experiments too.
+BETA_BOUNDS = (0.5, 500.0)
 
 
 def cosine_scores(x, y, batch_size: int) -> np.ndarray:
@@ -184,24 +126,6 @@ def cosine_scores(x, y, batch_size: int) -> np.ndarray:
     Xn = (X / nx[:, None]).reshape(M // K, K, d)
     Yn = (Y / ny[:, None]).reshape(M // K, K, d)
     return np.matmul(Yn, Xn.transpose(0, 2, 1))
-
-
-_ROUND_OFF = 1e-12  # cosines from a matrix product may exceed 1 by a few ulps; never clipped
-
-
-def _check_cosines(cosines) -> np.ndarray:
-    S = as_real_array(cosines, "cosines", ndim=3)
-    _, K, K2 = S.shape
-    if K != K2:
-        raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
-    if K < 2:
-        raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
-    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
-    if largest > 1.0 + _ROUND_OFF:
-        raise ValueError(
-            f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
-        )
-    return S
 
 
 def _without_positives(S: np.ndarray) -> np.ndarray:
@@ -381,6 +305,7 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
     >>> S = np.array([[[1.0, -1.0], [-1.0, 1.0]]])
     >>> float(np.round(infonce_at_beta(S, 2.0)[0], 6))  # equals the cap at tau = 1/2
     0.674997
+    >>> from infonce_lib import cosine_cap
     >>> round(cosine_cap(2, 0.5), 6)
     0.674997
     """
@@ -509,7 +434,7 @@ class BestTemperature:
     evaluations: int
 
 
-def best_temperature(cosines, beta_bounds: tuple[float, float] = (0.5, 500.0)) -> BestTemperature:
+def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) -> BestTemperature:
     r"""The temperature that maximises the mean InfoNCE of a fixed cosine critic.
 
     .. math::
@@ -607,7 +532,8 @@ def softmax_weights(cosines, tau: float, *, negatives_only: bool = False) -> np.
     Raises
     ------
     TypeError, ValueError
-        As :func:`infonce_at_beta`, or ``tau`` not finite and positive.
+        As :func:`infonce_at_beta`, or ``tau`` not finite and positive, or
+        ``negatives_only`` not a bool (``TypeError``).
 
     Examples
     --------
@@ -619,7 +545,7 @@ def softmax_weights(cosines, tau: float, *, negatives_only: bool = False) -> np.
     """
     S = _check_cosines(cosines)
     t = as_positive_scalar(tau, "tau")
-    W = _without_positives(S) if negatives_only else S.copy()
+    W = _without_positives(S) if as_bool(negatives_only, "negatives_only") else S.copy()
     W -= W.max(axis=-1, keepdims=True)  # <= 0; -inf stays -inf (the excluded positives)
     with np.errstate(over="ignore", under="ignore"):
         W /= t  # -inf where tau is so small that the ratio leaves float64: weight 0
@@ -661,59 +587,7 @@ def positive_margins(cosines) -> np.ndarray:
     >>> positive_margins([[[0.2, 0.5], [-0.3, 0.9]]])
     array([[-0.3,  1.2]])
     """
-    S = _check_cosines(cosines)
-    B, K, _ = S.shape
-    idx = np.arange(K)
-    flat = S.reshape(B * K, K)
-    hardest = np.empty(B * K)
-    rows = max(K, (_BetaObjective._CHUNK // K) // K * K)  # whole batches per chunk
-    buf = np.empty((min(rows, B * K), K))
-    for start in range(0, B * K, rows):
-        block = flat[start : start + rows]
-        work = buf[: block.shape[0]]
-        work[:] = block
-        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
-        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
-    return S[:, idx, idx] - hardest.reshape(B, K)
-
-
-def hardest_negative_triplet_loss(cosines) -> np.ndarray:
-    r"""Zero-margin triplet loss on the hardest negative, one value per batch.
-
-    .. math::
-
-        T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
-        = \frac1K \sum_i \max(0, -m_{bi})
-
-    with :math:`m` the :func:`positive_margins`. It is the limit of :func:`tau_scaled_loss`
-    as :math:`\tau \to 0`; a triplet loss in the sense of Schroff et al. (2015, FaceNet),
-    here on cosines, with margin 0 and only the hardest negative of the batch; and minus
-    the limit of the slope :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as
-    :math:`\beta \to \infty`. Only
-    rows whose hardest negative outscores the positive contribute, and in each only that
-    one negative gets a push.
-
-    Parameters
-    ----------
-    cosines : array_like, shape (B, K, K)
-        Cosine scores in [-1, 1]. Not modified.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-        Values in :math:`[0, 2]`.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`infonce_at_beta`.
-
-    Examples
-    --------
-    >>> hardest_negative_triplet_loss([[[0.2, 0.5], [-0.3, 0.9]]])
-    array([0.15])
-    """
-    return np.maximum(0.0, -positive_margins(cosines)).mean(axis=-1)
+    return _positive_margins(_check_cosines(cosines))
 
 
 def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
@@ -770,65 +644,3 @@ def tau_scaled_loss(cosines, tau: float) -> np.ndarray:
     with np.errstate(over="ignore"):
         out = (spread - objective.pos).mean(axis=-1)  # -pos = max_j S_ij - S_ii >= 0
     return finite_or_raise(out, f"tau * L at tau = {t:g}", "use a smaller tau")
-
-
-# ---------------------------------------------------------------- Hadsell's margin loss
-
-
-def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
-    r"""Hadsell, Chopra & LeCun's (2006) contrastive loss on every pair of a batch.
-
-    For unit vectors the Euclidean distance is :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}`. Each
-    pair is judged on its own: a similar pair (the positive, :math:`j = i`) pays
-    :math:`\tfrac12 D^2`; a dissimilar pair pays :math:`\tfrac12 \max(0, m - D)^2`, nothing
-    once it is farther apart than the margin :math:`m`. Per batch, averaged over the
-    :math:`K` anchors,
-
-    .. math::
-
-        H_b = \frac1K \sum_{i=1}^{K} \Big( \tfrac12 D_{bii}^2
-        + \sum_{j \ne i} \tfrac12 \max\big(0, m - D_{bij}\big)^2 \Big).
-
-    There is no softmax, no normaliser shared by the candidates and no temperature: a
-    negative beyond the margin contributes exactly 0 and gets no gradient, while InfoNCE
-    gives every negative a positive weight. (Round-off may push :math:`2 - 2S` a few ulps
-    below 0 for :math:`S = 1`; the distance is then 0.)
-
-    Parameters
-    ----------
-    cosines : array_like, shape (B, K, K)
-        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal. Not
-        modified.
-    margin : float, default 1.0
-        :math:`m > 0` (distances of unit vectors lie in :math:`[0, 2]`).
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-        Non-negative values; 0 exactly when every positive pair coincides and every
-        negative is at least :math:`m` away.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`infonce_at_beta`, or ``margin`` not finite and positive.
-
-    Examples
-    --------
-    >>> S = np.array([[[1.0, -0.2], [0.3, 1.0]]])   # D = 1.549 and 1.183 for the negatives
-    >>> hadsell_contrastive_loss(S, margin=1.0)
-    array([0.])
-    >>> np.round(hadsell_contrastive_loss(S, margin=1.5), 6)   # (1.5 - 1.183)^2 / 4
-    array([0.025088])
-    """
-    S = _check_cosines(cosines)
-    m = as_positive_scalar(margin, "margin")
-    K = S.shape[-1]
-    idx = np.arange(K)
-    sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
-    push = np.maximum(m - np.sqrt(sq), 0.0)
-    with np.errstate(over="ignore"):
-        push *= push
-    finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
-    push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
-    return 0.5 * push.sum(axis=-1).mean(axis=-1)

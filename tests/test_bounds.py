@@ -274,3 +274,23 @@ def test_bad_side_raises():
 def test_mean_and_se_needs_two_values():
     with pytest.raises(ValueError, match="at least 2"):
         mean_and_se([1.0])
+
+
+# ---------------------------------------------------------------- edges an outside suite found
+
+
+def test_finite_terms_whose_sum_overflows_still_give_the_batch_mean():
+    # Positives 1.6e308 below the negatives: every term about -1.6e308, their sum beyond
+    # float64, their mean not (it failed with "overflowed" before).
+    big = 8e307
+    F = np.where(np.eye(3, dtype=bool), -big, big)[None]
+    want = math.log(3) - 2 * big  # log terms are far below an ulp of 1.6e308
+    assert infonce_bound(F)[0] == pytest.approx(want, rel=1e-15)
+    assert infonce_bound(F, over="y")[0] == pytest.approx(want, rel=1e-15)
+    assert leave_one_out_bound(F)[0] == pytest.approx(-2 * big, rel=1e-15)
+
+
+def test_mean_and_se_of_values_near_the_float64_limit():
+    m, se = mean_and_se([1.5e308, 1.5e308, 1.2e308])  # the sum overflows, the mean does not
+    assert m == pytest.approx(1.4e308, rel=1e-15)
+    assert se == pytest.approx(1e307, rel=1e-12)  # sd 1.732e307 / sqrt(3)

@@ -7,6 +7,7 @@ import pytest
 from scipy.special import logsumexp
 
 from infonce_lib import check_info_nce, info_nce_loss, typical_mistakes
+from infonce_lib.exercises import _cases, _close
 
 
 def _flat(out: str) -> str:
@@ -38,19 +39,32 @@ def test_correct_implementations_pass(fn, capsys):
     assert "All cases pass." in out
 
 
-# Each mistake, the case that must catch it, and a word the explanation must contain.
+# Each mistake, the first case that must catch it, and words its explanation must contain.
 EXPECTED = {
     "no max-subtraction": ("large logits", "subtract each row's largest logit"),
     "softmax over the wrong axis": ("random batch", "wrong axis"),
-    "sum instead of mean": ("random batch", "mean"),
-    "positives in column 0": ("random batch", "diagonal"),
-    "positive left out of the denominator": ("random batch", "denominator"),
+    "sum instead of mean": ("worked example", "mean"),
+    "positives in column 0": ("worked example", "diagonal"),
+    "positive left out of the denominator": ("worked example", "denominator"),
+    "temperature applied twice": ("worked example", "applied twice"),
+    "temperature forgotten": ("worked example", "no temperature"),
+    "temperature multiplied": ("worked example", "multiplied by the temperature"),
+    "returns minus the loss": ("worked example", "minus the loss"),
+    "negated logits": ("worked example", "negated logits"),
     "squeezes its input": ("N = 1", "raised"),
     "computes in float32": ("float32 input", "float32"),
+    "casts to float32": ("worked example", "float32"),
+    "per-row output": ("worked example", "not one loss per anchor"),
     "needs NumPy arrays": ("nested lists", "AttributeError"),
     "modifies its inputs": ("inputs unchanged", "modified in place"),
     "no default temperature": ("default temperature", "TypeError"),
 }
+
+
+def _reports(out: str) -> list[str]:
+    """One line per case: the checker wraps long reports onto indented lines."""
+    joined = " ".join(line.strip() for line in out.splitlines())
+    return joined.replace("PASS  ", "\nPASS  ").replace("FAIL  ", "\nFAIL  ").splitlines()
 
 
 def test_every_typical_mistake_is_listed():
@@ -64,14 +78,71 @@ def test_each_typical_mistake_fails_with_a_useful_message(name, capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     case, words = EXPECTED[name]
-    # One report per case; long reports are wrapped onto indented continuation lines.
-    reports = " ".join(line.strip() for line in lines).replace("PASS  ", "\nPASS  ")
-    reports = reports.replace("FAIL  ", "\nFAIL  ").splitlines()
-    failing = [r for r in reports if r.startswith(f"FAIL  {case}:")]
-    assert failing, f"{name!r} was not caught by the case {case!r}:\n{out}"
+    failing = [r for r in _reports(out) if r.startswith("FAIL")]
+    # The first failing case is the one built to catch the mistake, and it names it.
+    assert failing[0].startswith(f"FAIL  {case}:"), f"{name!r}: {failing[0]}"
     assert words in failing[0]
     assert lines[-1] == "Some cases fail: see the hints above."
     assert all(len(line) <= 80 for line in lines)
+
+
+# A reader's hand-written version of each mistake, different from the library's catalogue.
+def _reader_tau_twice(Z1, Z2, temperature=0.1):
+    return plain_solution(Z1, Z2, temperature**2)
+
+
+def _reader_float32(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, np.float32) @ np.asarray(Z2, np.float32).T / np.float32(temperature)
+    return float(np.mean(logsumexp(L, axis=1) - np.diag(L)))
+
+
+def test_float32_arithmetic_shows_the_digits_that_differ(capsys):
+    assert check_info_nce(_reader_float32) is False
+    first = _reports(capsys.readouterr().out)[1]
+    assert first.startswith("FAIL  worked example: expected ")
+    expected, got = first.split("expected ")[1].split(":")[0].split(", got ")
+    assert expected != got  # never "expected 0.478650, got 0.478650"
+    assert "float64" in first
+
+
+def test_a_readers_own_mistake_is_named(capsys):
+    assert check_info_nce(_reader_tau_twice) is False
+    assert "applied twice" in _reports(capsys.readouterr().out)[1]
+
+
+def test_every_known_value_is_distinct_on_every_case():
+    # A hint must never name the wrong mistake: on each case the values of the known
+    # mistakes differ from each other and from the right answer.
+    for case in _cases():
+        values = [case.expected] + [v for v, _ in case.known]
+        for i, a in enumerate(values):
+            for b in values[:i]:
+                assert not _close(a, b), case.name
+
+
+def test_a_stub_is_not_attempted_yet(capsys):
+    def my_info_nce(Z1, Z2, temperature=0.1):
+        raise NotImplementedError
+
+    assert check_info_nce(my_info_nce) is False
+    out = capsys.readouterr().out
+    assert out.startswith("Not attempted yet: my_info_nce")
+    assert "FAIL" not in out and "hints above" not in out
+
+
+def test_no_hints_above_without_a_hint(capsys):
+    def wrong(Z1, Z2, temperature=0.1):
+        return 1.234567  # matches no known mistake
+
+    assert check_info_nce(wrong) is False
+    out = capsys.readouterr().out
+    assert "see the hints above" not in out
+    assert "match no mistake this checker knows" in _flat(out)
+
+
+def test_per_row_output_says_the_mean_is_right(capsys):
+    assert check_info_nce(typical_mistakes()["per-row output"]) is False
+    assert "(their mean is right)" in _reports(capsys.readouterr().out)[1]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -80,8 +151,10 @@ def test_each_mistake_passes_the_cases_it_does_not_target_or_is_plainly_wrong(na
     fn = typical_mistakes()[name]
     rng = np.random.default_rng(0)
     Z1, Z2 = rng.normal(size=(2, 3, 2))
-    if name != "no default temperature":
-        out = fn(Z1.copy(), Z2.copy(), temperature=1.0)
+    out = fn(Z1.copy(), Z2.copy(), temperature=1.0)
+    if name == "per-row output":
+        assert out.shape == (3,)
+    else:
         assert isinstance(out, float)
 
 

@@ -1,8 +1,7 @@
-"""Tests for infonce_lib.limits: correlated Gaussians, InfoNCE saturation, DoE, Table 1."""
+"""Tests for infonce_lib.limits and infonce_lib.doe, and the mcallester-stratos experiment."""
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from fractions import Fraction
@@ -14,15 +13,15 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infonce_lib import limits, reproduce
+from infonce_lib import limits
+from infonce_lib.doe import DoEEstimate, doe_estimate
+from infonce_lib.experiments import EXPERIMENTS, mcallester_stratos
 from infonce_lib.limits import (
-    DoEEstimate,
     binary_channel_information,
     correlated_gaussian_critic,
     correlated_gaussian_infonce,
     correlated_gaussian_information,
     correlated_gaussian_rho,
-    doe_estimate,
     sample_binary_channel,
     sample_correlated_gaussian,
 )
@@ -401,27 +400,18 @@ def test_doe_singular_fits_raise():
 # ---------------------------------------------------------------- McAllester & Stratos, Table 1
 
 
-def test_reproduce_small_run_passes_its_checks():
-    rep = limits.reproduce_mcallester_stratos(
-        n_batches=20, n_train=5000, n_test=20_000, repetitions=3
-    )
-    assert rep.passed, rep.checks_text()
+def test_mcallester_stratos_small_run_passes_its_checks():
+    config = mcallester_stratos.Config(n_batches=20, n_train=5000, n_test=20_000, repetitions=3)
+    rep = mcallester_stratos.report(config)
+    rep.raise_if_failed()
     rows = rep.results["rows"]
     assert [r["rho"] for r in rows] == [0.25, 0.5, 0.9]
     assert all(r["infonce_max_batch"] <= math.log(128) for r in rows)
     assert "InfoNCE, M&S" in rep.tables and "104.18" in rep.tables
+    assert json.loads(json.dumps(rep.results)) == rep.results
 
 
-def test_reproduce_command_is_registered_and_writes_json(tmp_path, capsys, monkeypatch):
-    assert "mcallester-stratos" in reproduce.EXPERIMENTS
-    # The registry imports the function by name when it runs: a smaller run keeps this fast.
-    small = functools.partial(
-        limits.reproduce_mcallester_stratos, n_batches=20, n_train=5000, n_test=20_000
-    )
-    monkeypatch.setattr(limits, "reproduce_mcallester_stratos", small)
-    out = tmp_path / "ms.json"
-    assert reproduce.main(["reproduce", "mcallester-stratos", "--json", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "McAllester & Stratos" in printed and "[FAIL]" not in printed
-    data = json.loads(out.read_text())
-    assert [round(r["true_information"], 2) for r in data["rows"]] == [4.13, 18.41, 106.29]
+def test_mcallester_stratos_is_registered_and_checks_its_config():
+    assert EXPERIMENTS["mcallester-stratos"] is mcallester_stratos
+    with pytest.raises(ValueError, match="repetitions must be >= 2"):
+        mcallester_stratos.Config(repetitions=1)

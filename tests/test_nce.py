@@ -24,9 +24,10 @@ from infonce_lib import (
     mse_ratio,
     nce_objective,
     nce_objective_and_grad,
-    reproduce_nce_efficiency,
     simulate_gaussian_nce,
 )
+from infonce_lib.experiments import EXPERIMENTS, nce_efficiency
+from infonce_lib.nce import _NCEProblem
 
 SIGMA = np.array([[1.0, 0.6], [0.6, 1.0]])
 LAM = np.linalg.inv(SIGMA)
@@ -546,7 +547,8 @@ def test_mse_ratio_bad_input():
 
 
 def test_efficiency_experiment_report():
-    report = reproduce_nce_efficiency(nus=(0.5, 2.0), n_data=200, reps=40, seed=3)
+    config = nce_efficiency.Config(nus=(0.5, 2.0), n_data=200, reps=40, seed=3)
+    report = nce_efficiency.report(config)
     res = report.results
     assert [r["nu"] for r in res["nu"]] == [0.5, 2.0]
     assert [r["theory"] for r in res["nu"]] == [3.0, 1.5]
@@ -555,7 +557,140 @@ def test_efficiency_experiment_report():
     for r in res["nu"]:
         assert r["z"] == pytest.approx((r["ratio"] - r["theory"]) / r["se"])
     assert "MSE ratio" in report.tables
+    assert EXPERIMENTS["nce-efficiency"] is nce_efficiency
     with pytest.raises(ValueError, match="whole number"):
-        reproduce_nce_efficiency(nus=(0.25,), n_data=10, reps=2)
+        nce_efficiency.Config(nus=(0.25,), n_data=10, reps=2)
     with pytest.raises(ValueError, match="nus"):
-        reproduce_nce_efficiency(nus=(0.0,), n_data=10, reps=2)
+        nce_efficiency.Config(nus=(0.0,), n_data=10, reps=2)
+
+
+# ---------------------------------------------------------------- the problem class
+
+
+def _quadratic_problem(rng, batch=()):
+    """log p_m(u) = theta_0 + theta_1 u + theta_2 u^2: linear in theta, so the Gauss-Newton
+    product is the exact Hessian's."""
+    x = rng.normal(size=(*batch, 30))
+    y = rng.normal(scale=1.5, size=(*batch, 45))
+
+    def model(theta, u):
+        feats = np.stack([np.ones_like(u), u, u * u], axis=-1)
+        return np.einsum("...tp,...p->...t", feats, theta), feats
+
+    ln = lambda u: -u * u / (2 * 2.25)  # noqa: E731 - unnormalised noise: fine for J
+    shape = (*batch, 3)
+    return _NCEProblem(model, shape, x, y, ln(x), ln(y), 1.5), shape
+
+
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_problem_gradient_and_hessian_match_finite_differences(rng, batch):
+    problem, shape = _quadratic_problem(rng, batch)
+    theta = rng.normal(scale=0.3, size=shape)
+    h = 1e-6
+    grad = problem.gradient(theta)
+    v = rng.normal(size=shape)
+    Hv = problem.hessian_vector(theta, v)
+    for i in np.ndindex(shape):
+        e = np.zeros(shape)
+        e[i] = h
+        fd = (problem.value(theta + e) - problem.value(theta - e)) / (2 * h)
+        assert grad[i] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    fd_Hv = (problem.gradient(theta + h * v) - problem.gradient(theta - h * v)) / (2 * h)
+    np.testing.assert_allclose(Hv, fd_Hv, rtol=1e-5, atol=1e-8)
+    # The value is nce_objective's, summed over the batch.
+    lm_x = problem.log_model(theta, problem.data)[0]
+    lm_y = problem.log_model(theta, problem.noise)[0]
+    J = nce_objective(lm_x, problem.ln_x, lm_y, problem.ln_y, 1.5)
+    assert problem.value(theta) == pytest.approx(float(np.sum(J)), rel=1e-14)
+
+
+def test_problem_hessian_is_gauss_newton_for_a_curved_model(rng):
+    # log p_m = c - exp(a) u^2 / 2 is not linear in theta: the product is the Gauss-Newton
+    # matrix's, which is negative semi-definite (every step of the fit is an ascent).
+    x, y = rng.normal(size=(2, 40))
+    model = lambda th, u: (  # noqa: E731
+        th[1] - np.exp(th[0]) * u * u / 2,
+        np.stack([-np.exp(th[0]) * u * u / 2, np.ones_like(u)], axis=-1),
+    )
+    problem = _NCEProblem(model, (2,), x, y, -x * x / 2, -y * y / 2, 1.0)
+    H = np.stack([problem.hessian_vector([0.3, -1.0], e) for e in np.eye(2)], axis=1)
+    assert np.all(np.linalg.eigvalsh((H + H.T) / 2) <= 1e-15)
+
+
+# ---------------------------------------------------------------- no maximiser
+
+
+# The case a fuzzer drew: d = 2, 6 data and 7 noise samples, seed 2315. The data spread
+# wider than the noise in one direction, so J keeps rising as the precision matrix tends
+# to singular: no Gaussian maximises it.
+def _few_samples(seed=2315, t_d=6, t_n=7, d=2):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(t_d, d))
+    y = rng.normal(size=(t_n, d))
+    A = rng.normal(size=(d, d))
+    return x, y, A @ A.T + d * np.eye(d)
+
+
+def test_no_maximiser_is_a_defined_error():
+    x, y, cov = _few_samples()
+    message = r"^the NCE objective has no maximiser for these samples: .*use more samples"
+    with pytest.raises(ValueError, match=message) as info:
+        fit_gaussian_nce(x, y, cov)
+    assert "(" not in str(info.value)  # one sentence, no nested parentheses
+    with pytest.raises(ValueError, match="no maximiser"):
+        fit_gaussian_nce(x, y, cov, theta0=np.zeros(4))
+
+
+def test_no_maximiser_in_a_batch_names_the_data_set():
+    x, y, cov = _few_samples()
+    rng = np.random.default_rng(0)
+    x0, y0 = rng.normal(size=(6, 2)), rng.normal(size=(7, 2))
+    fit_gaussian_nce(x0, y0, np.eye(2))  # this one has a maximiser
+    # The same noise density for both, so the second keeps its (noise-whitened) geometry.
+    w = np.linalg.cholesky(cov)
+    xb, yb = np.stack([x0 @ w.T, x]), np.stack([y0 @ w.T, y])
+    with pytest.raises(ValueError, match=r"no maximiser in 1 of 2 data sets, e\.g\. number 1,"):
+        fit_gaussian_nce(xb, yb, cov)
+
+
+def test_separable_samples_have_no_maximiser():
+    # Every data point near 0, every noise point far out: a narrow Gaussian separates them
+    # perfectly and J rises towards 0 as the precision grows without bound.
+    x = np.array([[0.01], [-0.02], [0.015], [0.0]])
+    y = np.array([[3.0], [-2.5], [4.0], [-3.5]])
+    with pytest.raises(ValueError, match="no maximiser"):
+        fit_gaussian_nce(x, y, np.eye(1) * 9.0)
+
+
+def test_many_samples_have_a_maximiser():
+    # Data and noise both N(0, I), 2000 of each: the fit is near the truth, Lambda = I.
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=(2, 2000, 2))
+    fit = fit_gaussian_nce(x, y, np.eye(2))
+    assert fit.success
+    lam, _ = gaussian_params(fit.theta)
+    np.testing.assert_allclose(lam, np.eye(2), atol=0.15)
+
+
+@pytest.mark.parametrize("method", ["trust-krylov", "L-BFGS-B", "BFGS"])
+def test_generic_fit_of_separable_samples_has_no_maximiser(method):
+    # log p_m = theta u: data all positive, noise all negative, so J -> 0 as theta -> inf
+    # and every optimiser stops somewhere on the way, its gradient vanishing.
+    x = np.array([1.0, 2.0, 0.5])
+    model = lambda th, u: (th[0] * u, u[:, None])  # noqa: E731
+    # Where the optimiser stops depends on its path (trust-krylov's can run off to overflow
+    # or stall, depending on the calls before it): either way one sentence says it.
+    with pytest.raises(ValueError, match="no maximiser for these samples") as info:
+        fit_nce(model, [0.0], x, -x, np.zeros(3), np.zeros(3), method=method)
+    assert "(" not in str(info.value)
+    # One sample on the wrong side: the objective has its maximiser, and the fit finds it.
+    y = np.array([-1.0, -2.0, 0.7])
+    fit = fit_nce(model, [0.0], x, y, np.zeros(3), np.zeros(3), method=method)
+    assert fit.success and abs(fit.result.jac[0]) < 1e-6
+
+
+def test_unknown_method_is_refused_before_fitting(rng):
+    x, y = rng.normal(size=(2, 10))
+    model = lambda th, u: (u + th[0], np.ones((u.size, 1)))  # noqa: E731
+    with pytest.raises(ValueError, match=r"one of .*trust-krylov.*got 'Nelder-Mead'"):
+        fit_nce(model, [0.0], x, y, np.zeros(10), np.zeros(10), method="Nelder-Mead")

@@ -1,4 +1,4 @@
-"""Tests for infonce_lib.patches: the Gaussian-patch experiment and its reproduce command."""
+"""Tests for infonce_lib.patches and its experiment, infonce_lib.experiments.gaussian_patches."""
 
 from __future__ import annotations
 
@@ -22,13 +22,12 @@ from infonce_lib import (
     log_p_y,
     mean_and_se,
     optimal_critic_scores,
-    reproduce_gaussian_patches,
-    run_gaussian_patches,
+    patch_level_pairs,
     sample_patch_pairs,
     sigma_for_information,
 )
-from infonce_lib.patches import _level_batch_values, _sample_covariance, patch_checks
-from infonce_lib.reproduce import EXPERIMENTS
+from infonce_lib.experiments import EXPERIMENTS, gaussian_patches
+from infonce_lib.patches import _level_batch_values, _sample_covariance
 
 FIELD = gaussian_field()
 SMALL = {
@@ -38,6 +37,7 @@ SMALL = {
     "cosine_level": 12.0,
     "cosine_batch_size": 64,
 }
+SMALL_CONFIG = gaussian_patches.Config(**SMALL)
 
 LEVEL_KEYS = {"I", "sigma", "mean_log_ratio", "se", "z", "mi_gap", "max_cov_error"}
 BOUND_KEYS = {"I", "K", "infonce", "infonce_se", "loo", "loo_se"}
@@ -90,7 +90,7 @@ def test_fallback_when_exponentials_leave_float64():
 
 
 def test_small_run_matches_the_public_functions_cell_by_cell():
-    r = run_gaussian_patches(**SMALL)
+    r = gaussian_patches.run(SMALL_CONFIG)
     for li, I in enumerate(SMALL["levels"]):
         sigma = sigma_for_information(I, FIELD.eigenvalues)
         assert r.sigma[li] == sigma
@@ -112,14 +112,14 @@ def test_small_run_matches_the_public_functions_cell_by_cell():
 
 
 def test_result_is_cached_and_read_only():
-    a = run_gaussian_patches(**SMALL)
-    assert run_gaussian_patches(**SMALL) is a
+    a = gaussian_patches.run(SMALL_CONFIG)
+    assert gaussian_patches.run(SMALL_CONFIG) is a
     with pytest.raises(ValueError, match="read-only"):
         a.infonce[0, 0] = 0.0
 
 
 def test_json_schema_on_a_small_run():
-    res = reproduce_gaussian_patches(**SMALL).results
+    res = gaussian_patches.report(SMALL_CONFIG).results
     assert set(res) == {"levels", "bounds", "cosine"}
     assert [set(row) for row in res["levels"]] == [LEVEL_KEYS] * 2
     assert [set(row) for row in res["bounds"]] == [BOUND_KEYS] * 8
@@ -130,10 +130,10 @@ def test_json_schema_on_a_small_run():
 
 
 def test_a_violated_claim_fails_its_check():
-    r = run_gaussian_patches(**SMALL)
-    assert all(c.passed for c in patch_checks(r) if "every batch value" in c.description)
+    r = gaussian_patches.run(SMALL_CONFIG)
+    assert all(c.passed for c in gaussian_patches.checks(r) if "every batch value" in c.description)
     bad = dataclasses.replace(r, infonce_max_minus_log_k=r.infonce_max_minus_log_k + 1.0)
-    failed = [c for c in patch_checks(bad) if not c.passed]
+    failed = [c for c in gaussian_patches.checks(bad) if not c.passed]
     assert [c.description for c in failed] == ["every batch value of InfoNCE is <= log K"]
 
 
@@ -147,19 +147,37 @@ def test_a_violated_claim_fails_its_check():
         ({"cosine_level": 3.0}, "cosine_level must be one of"),
         ({"cosine_batch_size": 32}, "cosine_batch_size must be one of"),
         ({"levels": (1.0, -2.0)}, "levels must be > 0"),
+        ({"length_scale": 40.0}, "length_scale = 40 .* singular"),
     ],
 )
 def test_bad_configurations_raise(change, message):
     with pytest.raises(ValueError, match=message):
-        run_gaussian_patches(**{**SMALL, **change})
+        gaussian_patches.Config(**{**SMALL, **change})
 
 
 # ---------------------------------------------------------------- the command
 
 
 def test_registered():
-    assert "gaussian-patches" in EXPERIMENTS
-    assert EXPERIMENTS["gaussian-patches"].load() is reproduce_gaussian_patches
+    assert EXPERIMENTS["gaussian-patches"] is gaussian_patches
+    assert gaussian_patches.CHAPTER == "chapter 3"
+
+
+def test_default_config_is_the_books_protocol_and_run_is_cached():
+    c = gaussian_patches.Config()
+    assert (c.m_pairs, c.levels, c.batch_sizes) == (
+        65536,
+        (1.0, 3.0, 6.0, 12.0),
+        (4, 16, 64, 256, 1024),
+    )
+    assert (c.cosine_level, c.cosine_batch_size, c.side, c.length_scale) == (6.0, 256, 8, 1.5)
+    # Sequences are normalised to tuples, so equal configurations hit the same cache entry.
+    listed = gaussian_patches.Config(**{**SMALL, "levels": [1, 12]})
+    assert listed == SMALL_CONFIG and gaussian_patches.run(listed) is gaussian_patches.run(
+        SMALL_CONFIG
+    )
+    with pytest.raises(TypeError, match="config must be"):
+        gaussian_patches.run(SMALL)
 
 
 def test_full_command_writes_the_documented_json(tmp_path):
@@ -191,6 +209,16 @@ def test_full_command_writes_the_documented_json(tmp_path):
     cell = next(b for b in res["bounds"] if (b["I"], b["K"]) == (6.0, 256))
     assert round(cell["infonce"], 4) == 4.6416 and round(cell["loo"], 4) == 7.0492
     assert round(res["levels"][3]["sigma"], 4) == 1.0591
+
+
+def test_patch_level_pairs_is_the_experiments_sampler():
+    sigma, x, y = patch_level_pairs(3.0, m_pairs=64)
+    assert sigma == sigma_for_information(3.0, FIELD.eigenvalues)
+    x2, y2 = sample_patch_pairs(FIELD, sigma, 64, seed=1)  # 3 nats is level index 1
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    with pytest.raises(ValueError, match="level must be one of"):
+        patch_level_pairs(5.0)
 
 
 def test_sample_covariance_is_numpys():

@@ -1,14 +1,10 @@
 """Tests for infonce_lib.temperature (the cosine cap, I_NCE(beta), its derivatives, the best
-temperature, softmax weights, the tau -> 0 limit, margin losses) and for the cosine cell of
-infonce_lib.patches (run_cosine_temperature and ``reproduce cosine-temperature``)."""
+temperature, softmax weights, the tau -> 0 limit, margin losses). The cosine-temperature
+experiment is tested in tests/test_experiments.py."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import subprocess
-import sys
 from decimal import Decimal, getcontext
 
 import numpy as np
@@ -28,18 +24,12 @@ from infonce_lib import (
     infonce_at_beta,
     infonce_beta_derivatives,
     infonce_bound,
-    patch_level_pairs,
     positive_margins,
-    reproduce_cosine_temperature,
-    run_cosine_temperature,
-    run_gaussian_patches,
     sample_patch_pairs,
     sigma_for_information,
     softmax_weights,
     tau_scaled_loss,
 )
-from infonce_lib.patches import cosine_temperature_checks
-from infonce_lib.reproduce import EXPERIMENTS
 
 
 def decimal_cap(K, tau):
@@ -396,119 +386,6 @@ def test_hadsell_at_cosine_one_has_zero_distance():
 def test_bad_inputs_raise(call, error, message):
     with pytest.raises(error, match=message):
         call()
-
-
-# ---------------------------------------------------------------- the cosine cell (patches)
-
-SMALL = {
-    "m_pairs": 4096,
-    "levels": (1.0, 12.0),
-    "batch_sizes": (4, 16, 64, 256),
-    "cosine_level": 12.0,
-    "cosine_batch_size": 64,
-}
-ROW_KEYS = {"tau", "infonce", "se", "cap", "max_minus_cap"}
-RESULT_KEYS = {
-    "I", "K", "m_pairs", "sigma", "rows", "best_tau", "best_beta", "best_infonce", "best_cap",
-    "best_max_minus_cap", "slope_at_best", "curvature_at_best", "optimal_critic",
-    "optimal_critic_se",
-}  # fmt: skip
-
-
-def test_cosine_cell_is_gaussian_patches_digit_for_digit():
-    full = run_gaussian_patches(**SMALL)
-    cell = run_cosine_temperature(**SMALL)
-    np.testing.assert_array_equal(cell.infonce, full.cosine_infonce)
-    np.testing.assert_array_equal(cell.se, full.cosine_se)
-    np.testing.assert_array_equal(cell.cap, full.cosine_cap)
-    np.testing.assert_array_equal(cell.max_minus_cap, full.cosine_max_minus_cap)
-    assert (cell.best_tau, cell.best_infonce) == (full.best_tau, full.best_infonce)
-    assert cell.best_max_minus_cap == full.best_max_minus_cap
-    assert cell.optimal_critic == full.optimal_critic
-    assert cell.sigma == full.sigma[SMALL["levels"].index(SMALL["cosine_level"])]
-
-
-def test_cosine_cell_matches_the_public_functions():
-    cell = run_cosine_temperature(**SMALL)
-    sigma, x, y = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"])
-    assert sigma == cell.sigma
-    S = cosine_scores(x, y, 64)
-    for ti, tau in enumerate(cell.taus):
-        v = infonce_at_beta(S, 1 / tau)
-        assert cell.infonce[ti] == pytest.approx(v.mean(), abs=1e-12)
-        assert cell.max_minus_cap[ti] == pytest.approx(v.max() - cosine_cap(64, tau), abs=1e-12)
-    best = best_temperature(S)
-    assert cell.best_beta == pytest.approx(best.beta, rel=1e-12)
-    d = infonce_beta_derivatives(S, best.beta)
-    assert cell.slope_at_best == pytest.approx(d.first.mean(), abs=1e-12)
-    assert cell.curvature_at_best == pytest.approx(d.second.mean(), rel=1e-10)
-
-
-def test_patch_level_pairs_is_the_experiments_sampler():
-    sigma, x, y = patch_level_pairs(3.0, m_pairs=64)
-    f = gaussian_field()
-    assert sigma == sigma_for_information(3.0, f.eigenvalues)
-    x2, y2 = sample_patch_pairs(f, sigma, 64, seed=1)  # 3 nats is level index 1
-    np.testing.assert_array_equal(x, x2)
-    np.testing.assert_array_equal(y, y2)
-    with pytest.raises(ValueError, match="level must be one of"):
-        patch_level_pairs(5.0)
-
-
-def test_cosine_cell_cached_read_only_and_checked():
-    a = run_cosine_temperature(**SMALL)
-    assert run_cosine_temperature(**SMALL) is a
-    with pytest.raises(ValueError, match="read-only"):
-        a.infonce[0] = 0.0
-    checks = cosine_temperature_checks(a)
-    assert all(c.passed for c in checks)
-    bad = dataclasses.replace(a, best_max_minus_cap=0.01)
-    failed = [c.description for c in cosine_temperature_checks(bad) if not c.passed]
-    assert len(failed) == 1 and "no batch exceeds the cap" in failed[0]
-    with pytest.raises(ValueError, match="cosine_batch_size must be one of"):
-        run_cosine_temperature(**{**SMALL, "cosine_batch_size": 32})
-
-
-def test_cosine_json_schema_on_a_small_run():
-    res = reproduce_cosine_temperature(**SMALL).results
-    assert set(res) == RESULT_KEYS
-    assert [set(row) for row in res["rows"]] == [ROW_KEYS] * 6
-    assert json.loads(json.dumps(res)) == res
-
-
-def test_registered():
-    assert EXPERIMENTS["cosine-temperature"].load() is reproduce_cosine_temperature
-    assert EXPERIMENTS["cosine-temperature"].chapter == "chapter 5"
-
-
-def test_full_command_prints_the_chapter_5_table(tmp_path):
-    # The book's protocol: I = 6, K = 256, M = 65,536 (about 1-2 s).
-    out = tmp_path / "cosine.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "infonce_lib",
-            "reproduce",
-            "cosine-temperature",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "FAIL" not in done.stdout and "best tau = 0.0296" in done.stdout
-    res = json.loads(out.read_text())
-    assert (res["I"], res["K"], res["m_pairs"]) == (6.0, 256, 65536)
-    assert [row["tau"] for row in res["rows"]] == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
-    # Table 3 of gaussian-patches, to its printed 4 decimals.
-    assert [round(row["infonce"], 4) for row in res["rows"]] == [
-        4.3908, 4.2602, 3.1895, 1.9409, 0.8676, 0.4494,
-    ]  # fmt: skip
-    assert round(res["best_infonce"], 4) == 4.5045 and round(res["optimal_critic"], 4) == 4.6416
-    assert all(row["max_minus_cap"] <= 0 for row in res["rows"])
 
 
 def test_tau_scaled_loss_at_subnormal_tau():

@@ -1,0 +1,418 @@
+r"""Trainable critics :math:`f(x, y)` for the score matrix, with hand-written gradients.
+
+Two architectures of Poole et al. (2019, section 4), both small ReLU multilayer perceptrons
+(MLPs) in NumPy:
+
+- :class:`SeparableCritic`: :math:`f(x, y) = g(x)^\top h(y)`, two MLPs and one inner
+  product, so a batch of :math:`K` pairs costs :math:`2K` network evaluations and one
+  :math:`K \times K` matrix product (the critic of contrastive learning);
+- :class:`JointCritic`: :math:`f(x, y) = u([x, y])`, one MLP on the concatenation, which
+  can represent any function of the pair but costs :math:`K^2` evaluations.
+
+Both return scores in the book's convention, ``F[i, j] = f(x_j, y_i)`` (rows the
+:math:`y_i`, columns the candidates :math:`x_j`), and a ``backward`` that turns the
+gradient of any objective with respect to ``F`` into gradients for every parameter, in the
+order of ``params``. An optimiser such as :class:`~infonce_lib.optim.Adam` updates
+``params`` in place.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ._validation import (
+    as_generator,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    finite_or_raise,
+)
+
+__all__ = [
+    "JointCritic",
+    "SeparableCritic",
+    "flatten_grads",
+    "mlp_backward",
+    "mlp_forward",
+    "mlp_init",
+]
+
+
+def _check_sizes(sizes) -> tuple[int, ...]:
+    if not isinstance(sizes, list | tuple) or len(sizes) < 2:
+        raise TypeError(f"sizes must be a list of at least 2 layer widths; got {sizes!r}")
+    return tuple(as_int(s, "sizes[...]", minimum=1) for s in sizes)
+
+
+def mlp_init(sizes, seed, *, out_scale: float = 1.0) -> list[np.ndarray]:
+    r"""Parameters of a ReLU MLP with layer widths ``sizes``, He-initialised.
+
+    Layer :math:`l` maps width :math:`n_l` to :math:`n_{l+1}` with weights drawn from
+    :math:`\mathcal{N}(0, 2 / n_l)` (He et al., 2015) and zero biases; the output layer's
+    weights are then multiplied by ``out_scale``.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        ``(n_in, hidden..., n_out)``, at least two entries, each ``>= 1``.
+    seed : int or numpy.random.Generator
+        Explicit source of randomness.
+    out_scale : float, default 1.0
+        Factor on the initial output weights (``> 0``); small values start the network
+        near the zero function.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``[W_1, b_1, W_2, b_2, ...]``, ``W_l`` of shape ``(n_l, n_{l+1})``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``sizes`` is not a list of positive ints or ``seed`` is missing.
+
+    Examples
+    --------
+    >>> [p.shape for p in mlp_init([3, 8, 2], seed=0)]
+    [(3, 8), (8,), (8, 2), (2,)]
+    """
+    sz = _check_sizes(sizes)
+    rng = as_generator(seed)
+    scale = as_positive_scalar(out_scale, "out_scale")
+    params = []
+    for n_in, n_out in itertools.pairwise(sz):
+        params.append(rng.normal(scale=math.sqrt(2.0 / n_in), size=(n_in, n_out)))
+        params.append(np.zeros(n_out))
+    params[-2] *= scale
+    return params
+
+
+def _forward(params, X):
+    """Unchecked forward pass; returns the output and the inputs of each layer."""
+    n_layers = len(params) // 2
+    h, inputs = X, []
+    with np.errstate(over="ignore", invalid="ignore"):  # the callers check the result
+        for layer in range(n_layers):
+            W, b = params[2 * layer], params[2 * layer + 1]
+            inputs.append(h)
+            h = h @ W + b
+            if layer < n_layers - 1:
+                h = np.maximum(h, 0.0)
+    return h, inputs
+
+
+_HINT = "rescale the inputs or the weights"
+
+
+def _backward(params, inputs, d_out):
+    """Unchecked backward pass; returns the parameter gradients and d(input)."""
+    n_layers = len(params) // 2
+    grads = [None] * len(params)
+    d = d_out
+    for layer in reversed(range(n_layers)):
+        W = params[2 * layer]
+        h_in = inputs[layer]
+        if W.ndim == 3:  # a stack of independent copies: (C, n_in, n_out), biases (C, 1, n_out)
+            grads[2 * layer] = np.swapaxes(h_in, -1, -2) @ d
+            grads[2 * layer + 1] = d.sum(axis=-2, keepdims=True)
+        else:  # one network; any leading axes of h_in are samples
+            grads[2 * layer] = h_in.reshape(-1, h_in.shape[-1]).T @ d.reshape(-1, d.shape[-1])
+            grads[2 * layer + 1] = d.reshape(-1, d.shape[-1]).sum(axis=0)
+        d = d @ np.swapaxes(W, -1, -2)
+        if layer > 0:
+            d = d * (h_in > 0.0)  # h_in is the ReLU output of the layer below
+    return grads, d
+
+
+def _flat_views(params: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One contiguous float64 buffer and the parameters as views into it (same order)."""
+    flat = np.concatenate([p.ravel() for p in params])
+    views, start = [], 0
+    for p in params:
+        views.append(flat[start : start + p.size].reshape(p.shape))
+        start += p.size
+    return flat, views
+
+
+def flatten_grads(grads) -> np.ndarray:
+    """The gradients of :meth:`SeparableCritic.backward` (or a joint critic's) as one vector.
+
+    In the order of the critic's ``flat`` buffer, so that one optimiser step on ``flat``
+    updates every parameter.
+
+    Examples
+    --------
+    >>> flatten_grads([np.ones((2, 2)), np.zeros(2)])
+    array([1., 1., 1., 1., 0., 0.])
+    """
+    return np.concatenate([as_real_array(g, "grads[...]").ravel() for g in grads])
+
+
+def _check_params(params) -> list[np.ndarray]:
+    if not isinstance(params, list | tuple) or len(params) < 2 or len(params) % 2:
+        raise TypeError("params must be the list [W_1, b_1, ...] returned by mlp_init")
+    return [as_real_array(p, f"params[{i}]", ndim=(1, 2)) for i, p in enumerate(params)]
+
+
+def mlp_forward(params, X) -> tuple[np.ndarray, list[np.ndarray]]:
+    r"""The MLP's output :math:`W_L^\top \phi(\dots \phi(W_1^\top x + b_1) \dots) + b_L`.
+
+    :math:`\phi = \max(0, \cdot)` on every hidden layer, none on the output.
+
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        As returned by :func:`mlp_init`.
+    X : array_like, shape (..., n_in)
+
+    Returns
+    -------
+    out : numpy.ndarray, shape (..., n_out)
+    cache : list of numpy.ndarray
+        The input of each layer, for :func:`mlp_backward`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed parameters or input.
+
+    Examples
+    --------
+    >>> params = [np.eye(2), np.zeros(2), np.ones((2, 1)), np.zeros(1)]
+    >>> mlp_forward(params, [[1.0, -2.0]])[0]  # relu(1, -2) = (1, 0), summed
+    array([[1.]])
+    """
+    P = _check_params(params)
+    A = as_real_array(X, "X")
+    if A.shape[-1] != P[0].shape[0]:
+        raise ValueError(f"X must have {P[0].shape[0]} features (last axis); got {A.shape}")
+    out, cache = _forward(P, A)
+    return finite_or_raise(out, "the MLP's output from params and X", _HINT), cache
+
+
+def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
+    r"""Gradients of a scalar objective through the MLP, by the chain rule.
+
+    Given :math:`\partial J / \partial \text{out}`, returns :math:`\partial J / \partial W_l`,
+    :math:`\partial J / \partial b_l` (in the order of ``params``) and
+    :math:`\partial J / \partial X`. The ReLU's derivative at 0 is taken as 0.
+
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+    cache : list of numpy.ndarray
+        From :func:`mlp_forward` on the same parameters.
+    d_out : array_like, shape (..., n_out)
+
+    Returns
+    -------
+    grads : list of numpy.ndarray
+    d_X : numpy.ndarray, shape (..., n_in)
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed arguments.
+
+    Examples
+    --------
+    >>> params = [np.eye(2), np.zeros(2), np.ones((2, 1)), np.zeros(1)]
+    >>> out, cache = mlp_forward(params, [[1.0, -2.0]])
+    >>> grads, dX = mlp_backward(params, cache, np.ones_like(out))
+    >>> dX  # only the active unit passes the gradient
+    array([[1., 0.]])
+    """
+    P = _check_params(params)
+    d = as_real_array(d_out, "d_out")
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads, dX = _backward(P, cache, d)
+    finite_or_raise(dX, "the gradient with respect to X (from d_out)", _HINT)
+    return [finite_or_raise(g, "a parameter gradient", _HINT) for g in grads], dX
+
+
+class SeparableCritic:
+    r"""The separable critic :math:`f(x, y) = g(x)^\top h(y)` with two ReLU MLPs.
+
+    Parameters
+    ----------
+    x_dim, y_dim : int
+        Input dimensions.
+    hidden : int, default 64
+        Width of each hidden layer.
+    embed : int, default 32
+        Dimension of :math:`g(x)` and :math:`h(y)`.
+    layers : int, default 1
+        Hidden layers per MLP.
+    out_scale : float, default 0.3
+        Factor on the initial output weights of both MLPs (see :func:`mlp_init`): the
+        initial scores are small, a critic that cannot yet tell the pairs apart.
+    copies : int, optional
+        If given, ``C = copies`` independent critics (each with its own initial weights)
+        are held as one stack and evaluated on the same batch in one pass: scores of shape
+        ``(C, K, K)``, weights of shape ``(C, n_in, n_out)``, biases ``(C, 1, n_out)``.
+        Used to train several estimators side by side at the cost of one.
+    seed : int or numpy.random.Generator
+        Explicit source of randomness for the initial weights.
+
+    Attributes
+    ----------
+    params : list of numpy.ndarray
+        The weights of :math:`g`, then of :math:`h`: views into ``flat``.
+    flat : numpy.ndarray
+        All parameters in one vector; an optimiser updates it in place (with
+        :func:`flatten_grads` of :meth:`backward`'s gradients).
+
+    Examples
+    --------
+    >>> critic = SeparableCritic(3, 3, hidden=8, embed=4, seed=0)
+    >>> X = Y = np.ones((5, 3))
+    >>> F, cache = critic.forward(X, Y)
+    >>> F.shape, len(critic.backward(cache, np.ones_like(F))) == len(critic.params)
+    ((5, 5), True)
+    >>> SeparableCritic(3, 3, hidden=8, embed=4, copies=2, seed=0).forward(X, Y)[0].shape
+    (2, 5, 5)
+    """
+
+    def __init__(
+        self, x_dim, y_dim, *, hidden=64, embed=32, layers=1, out_scale=0.3, copies=None, seed
+    ):
+        self.x_dim = as_int(x_dim, "x_dim", minimum=1)
+        self.y_dim = as_int(y_dim, "y_dim", minimum=1)
+        hid = as_int(hidden, "hidden", minimum=1)
+        emb = as_int(embed, "embed", minimum=1)
+        n = as_int(layers, "layers", minimum=0)
+        self.copies = None if copies is None else as_int(copies, "copies", minimum=1)
+        rng = as_generator(seed)
+
+        def one():
+            g = mlp_init([self.x_dim, *[hid] * n, emb], rng, out_scale=out_scale)
+            h = mlp_init([self.y_dim, *[hid] * n, emb], rng, out_scale=out_scale)
+            return g + h
+
+        if self.copies is None:
+            params = one()
+        else:
+            stacks = [one() for _ in range(self.copies)]
+            params = [np.stack(ps) for ps in zip(*stacks, strict=True)]
+            params = [p if i % 2 == 0 else p[:, None, :] for i, p in enumerate(params)]
+        self._n_g = len(params) // 2
+        self.flat, self.params = _flat_views(params)
+
+    def _check_xy(self, X, Y):
+        A = as_real_array(X, "X", ndim=2)
+        B = as_real_array(Y, "Y", ndim=2)
+        if A.shape[1] != self.x_dim or B.shape[1] != self.y_dim or len(A) != len(B):
+            raise ValueError(
+                f"X and Y must have shapes (K, {self.x_dim}) and (K, {self.y_dim}); "
+                f"got {A.shape} and {B.shape}"
+            )
+        return A, B
+
+    def forward(self, X, Y) -> tuple[np.ndarray, tuple]:
+        r"""Scores ``F[i, j] = g(x_j) . h(y_i)`` for a batch, and a cache for :meth:`backward`.
+
+        Parameters
+        ----------
+        X, Y : array_like, shape (K, x_dim) and (K, y_dim)
+
+        Returns
+        -------
+        F : numpy.ndarray, shape (K, K), or (C, K, K) with ``copies``
+        cache : tuple
+        """
+        A, B = self._check_xy(X, Y)
+        G, cg = _forward(self.params[: self._n_g], A)
+        H, ch = _forward(self.params[self._n_g :], B)
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = H @ np.swapaxes(G, -1, -2)
+        return finite_or_raise(F, "the critic's scores of X and Y", _HINT), (G, H, cg, ch)
+
+    def backward(self, cache, d_scores) -> list[np.ndarray]:
+        r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``).
+
+        With ``copies``, ``d_scores[c]`` is the gradient of copy ``c``'s own objective.
+        """
+        G, H, cg, ch = cache
+        want = 2 if self.copies is None else 3
+        dF = as_real_array(d_scores, "d_scores", ndim=want)
+        if dF.shape[:-2] != G.shape[:-2] or dF.shape[-1] != G.shape[-2]:
+            raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            gg, _ = _backward(self.params[: self._n_g], cg, np.swapaxes(dF, -1, -2) @ H)
+            gh, _ = _backward(self.params[self._n_g :], ch, dF @ G)
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in gg + gh]
+
+
+class JointCritic:
+    r"""The joint (concatenated) critic :math:`f(x, y) = u([x, y])` with one ReLU MLP.
+
+    All :math:`K^2` pairs of a batch are scored. The first layer is split as
+    :math:`[x, y] W_1 = x W_x + y W_y`, so it costs two :math:`K`-row products instead of
+    one with :math:`K^2` rows.
+
+    Parameters
+    ----------
+    x_dim, y_dim : int
+        Input dimensions.
+    hidden : int, default 64
+        Width of each hidden layer.
+    layers : int, default 2
+        Hidden layers (``>= 1``).
+    out_scale : float, default 0.3
+        Factor on the initial output weights (see :func:`mlp_init`).
+    seed : int or numpy.random.Generator
+        Explicit source of randomness.
+
+    Attributes
+    ----------
+    params : list of numpy.ndarray
+        ``[W_1, b_1, ..., W_L, b_L]``, ``W_1`` of shape ``(x_dim + y_dim, hidden)``: views
+        into ``flat``.
+    flat : numpy.ndarray
+        All parameters in one vector.
+
+    Examples
+    --------
+    >>> critic = JointCritic(2, 3, hidden=8, seed=0)
+    >>> F, cache = critic.forward(np.ones((4, 2)), np.zeros((4, 3)))
+    >>> F.shape
+    (4, 4)
+    """
+
+    def __init__(self, x_dim, y_dim, *, hidden=64, layers=2, out_scale=0.3, seed):
+        self.x_dim = as_int(x_dim, "x_dim", minimum=1)
+        self.y_dim = as_int(y_dim, "y_dim", minimum=1)
+        hid = as_int(hidden, "hidden", minimum=1)
+        n = as_int(layers, "layers", minimum=1)
+        sizes = [self.x_dim + self.y_dim, *[hid] * n, 1]
+        self.flat, self.params = _flat_views(mlp_init(sizes, seed, out_scale=out_scale))
+
+    _check_xy = SeparableCritic._check_xy
+
+    def forward(self, X, Y) -> tuple[np.ndarray, tuple]:
+        r"""Scores ``F[i, j] = u([x_j, y_i])`` for a batch, and a cache for :meth:`backward`."""
+        A, B = self._check_xy(X, Y)
+        W1, b1 = self.params[0], self.params[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = (B @ W1[self.x_dim :])[:, None, :] + (A @ W1[: self.x_dim])[None, :, :] + b1
+            H1 = np.maximum(Z, 0.0)
+        out, cache = _forward(self.params[2:], H1)
+        F = finite_or_raise(out[..., 0], "the critic's scores of X and Y", _HINT)
+        return F, (A, B, H1, cache)
+
+    def backward(self, cache, d_scores) -> list[np.ndarray]:
+        r"""Parameter gradients from :math:`\partial J / \partial F` (shape (K, K))."""
+        A, B, H1, rest = cache
+        dF = as_real_array(d_scores, "d_scores", ndim=2)
+        if dF.shape != H1.shape[:2]:
+            raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            grads, dH1 = _backward(self.params[2:], rest, dF[..., None])
+            dZ = dH1 * (H1 > 0.0)
+            dWx = A.T @ dZ.sum(axis=0)
+            dWy = B.T @ dZ.sum(axis=1)
+            grads = [np.concatenate([dWx, dWy]), dZ.sum(axis=(0, 1)), *grads]
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]

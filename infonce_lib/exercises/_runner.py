@@ -1,0 +1,107 @@
+"""A small runner shared by the chapter checkers: run a reader's function on cases, compare,
+and name the mistake when a wrong answer matches a known one.
+
+Private: the public checkers live in the chapter modules (:mod:`.temperature`,
+:mod:`.misconceptions`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+RTOL = 1e-9
+ATOL = 1e-12
+
+
+@dataclass
+class Case:
+    """One call of the reader's function and what it should return.
+
+    ``known`` pairs the value a known mistake gives with the hint that names it;
+    ``nonfinite_hint`` is shown when the answer is NaN or infinite.
+    """
+
+    name: str
+    args: tuple
+    expected: np.ndarray | float
+    known: list[tuple[np.ndarray | float, str]] = field(default_factory=list)
+    nonfinite_hint: str = "the answer must be finite"
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+
+
+def _show(value: np.ndarray) -> str:
+    if value.ndim == 0:
+        return f"{float(value):.7g}"
+    return np.array2string(value, precision=6, threshold=4, floatmode="maxprec")
+
+
+def run_case(fn: Callable, case: Case) -> tuple[str, str]:
+    """``(status, message)`` with status ``"PASS"``, ``"FAIL"`` or ``"TODO"``."""
+    args = tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in case.args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args)
+        except NotImplementedError:
+            return "TODO", "not attempted yet (the function raises NotImplementedError)"
+        except (OverflowError, FloatingPointError) as exc:
+            return "FAIL", f"raised {type(exc).__name__}: {exc}: {case.nonfinite_hint}"
+        except Exception as exc:  # a reader's error is reported, never re-raised
+            return "FAIL", f"raised {type(exc).__name__}: {exc}"
+    warned = f" (NumPy warned: {caught[0].message})" if caught else ""
+    want = np.asarray(case.expected, dtype=float)
+    try:
+        got = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        return "FAIL", f"returned {type(out).__name__} {out!r}, not a number{warned}"
+    if got.shape != want.shape and got.size == want.size:
+        got = got.reshape(want.shape)  # a float for a 0-d answer, a list for a vector
+    if got.shape != want.shape:
+        return "FAIL", (
+            f"returned shape {got.shape}, expected {want.shape or 'one number'}: "
+            f"{'return one number, not one per row' if want.ndim == 0 else 'one value per pair'}"
+        )
+    if _close(got, want):
+        return "PASS", _show(got + 0.0)
+    diff = f"expected {_show(want)}, got {_show(got)}"
+    if want.ndim:  # name the worst entry, not the whole array
+        with np.errstate(invalid="ignore"):
+            m = int(np.nanargmax(np.where(np.isfinite(got), np.abs(got - want), np.inf)))
+        diff = f"entry {m}: expected {_show(want[m])}, got {_show(got[m])}"
+    if not np.all(np.isfinite(got)):
+        return "FAIL", f"{diff}: {case.nonfinite_hint}{warned}"
+    for value, hint in case.known:
+        if _close(got, np.asarray(value, dtype=float)):
+            return "FAIL", f"{diff}: {hint}"
+    return "FAIL", (
+        f"{diff}{warned}: no usual mistake gives this value; compare your formula with the "
+        "proposition term by term"
+    )
+
+
+def run_cases(fn: Callable, cases: list[Case], verbose: bool, what: str) -> bool:
+    """Run every case, print one wrapped line each (when ``verbose``), return all passed."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable ({what}); got {type(fn).__name__}")
+    results = [(case.name, *run_case(fn, case)) for case in cases]
+    if any(status == "TODO" for _, status, _ in results):
+        if verbose:
+            name = getattr(fn, "__name__", what)
+            print(f"Not attempted yet: {name} raises NotImplementedError.")
+        return False
+    passed = all(status == "PASS" for _, status, _ in results)
+    if verbose:
+        for name, status, message in results:
+            line = f"{status}  {name}: {message}"
+            print(textwrap.fill(line, width=80, subsequent_indent="      ", break_on_hyphens=False))
+        failed = sum(status != "PASS" for _, status, _ in results)
+        print("All cases pass." if passed else f"{failed} of {len(results)} cases fail.")
+    return passed

@@ -1,0 +1,177 @@
+r"""The checker for the exercise of chapter 4: the NWJ bound from one batch of scores.
+
+:func:`check_nwj_bound` runs a reader's ``my_nwj(F)`` on a few cases, each built so that a
+usual mistake gives a visibly wrong answer, and names the mistake when the wrong answer
+matches one; :func:`nwj_mistakes` returns those mistakes as small functions, so the
+checker can be tested against them. A function that raises ``NotImplementedError`` (the
+starter stub) is reported as not attempted, without failing.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from ..bounds import nwj_bound
+
+__all__ = ["check_nwj_bound", "nwj_mistakes"]
+
+
+def _with_diagonal(F):
+    F = np.asarray(F, dtype=float)
+    return float(np.diag(F).mean() - np.exp(F - 1.0).mean())
+
+
+def _no_e_inverse(F):
+    F = np.asarray(F, dtype=float)
+    off = ~np.eye(len(F), dtype=bool)
+    return float(np.diag(F).mean() - np.exp(F[off]).mean())
+
+
+def _log_mean_exp(F):
+    F = np.asarray(F, dtype=float)
+    off = ~np.eye(len(F), dtype=bool)
+    return float(np.diag(F).mean() - np.log(np.exp(F[off]).mean()))
+
+
+def _divides_by_k_squared(F):
+    F = np.asarray(F, dtype=float)
+    off = ~np.eye(len(F), dtype=bool)
+    return float(np.diag(F).mean() - np.exp(F[off] - 1.0).sum() / F.size)
+
+
+def _overwrites_diagonal(F):
+    K = len(F)
+    joint = float(np.trace(F)) / K
+    F[np.diag_indices(K)] = -np.inf  # changes the caller's array
+    return joint - float(np.exp(F - 1.0).sum()) / (K * (K - 1))
+
+
+def nwj_mistakes() -> dict[str, Callable]:
+    """The usual mistakes in the NWJ bound of one batch, as functions of ``F`` (K, K).
+
+    Returns
+    -------
+    dict of str to callable
+        Name of the mistake to a function that makes it.
+
+    Examples
+    --------
+    >>> sorted(nwj_mistakes())  # doctest: +NORMALIZE_WHITESPACE
+    ['DV instead of NWJ', 'diagonal in the marginal term', 'divides by K^2',
+     'forgets the 1/e', 'overwrites the input']
+    """
+    return {
+        "diagonal in the marginal term": _with_diagonal,
+        "forgets the 1/e": _no_e_inverse,
+        "DV instead of NWJ": _log_mean_exp,
+        "divides by K^2": _divides_by_k_squared,
+        "overwrites the input": _overwrites_diagonal,
+    }
+
+
+_HINTS = {
+    "diagonal in the marginal term": (
+        "the marginal term averages e^(F_ij - 1) over the K(K-1) off-diagonal pairs only: "
+        "the diagonal holds the positives, samples of p(x, y), not of p(x)p(y)"
+    ),
+    "forgets the 1/e": "the marginal term carries a factor e^(-1): average e^(F_ij - 1)",
+    "DV instead of NWJ": (
+        "this subtracts log(mean e^F), the Donsker-Varadhan (MINE) estimate; NWJ subtracts "
+        "e^(-1) times the mean itself, with no logarithm"
+    ),
+    "divides by K^2": "average the off-diagonal terms: divide their sum by K(K-1), not K^2",
+}
+
+
+def _cases() -> list[tuple[str, np.ndarray]]:
+    rng = np.random.default_rng(4)
+    return [
+        ("worked example", np.array([[2.0, 0.0, -1.0], [0.5, 1.0, 0.0], [0.0, -0.5, 3.0]])),
+        ("random 6 x 6 batch", rng.normal(scale=2.0, size=(6, 6)) + 3.0 * np.eye(6)),
+        ("K = 2", np.array([[1.5, -0.3], [0.2, 0.7]])),
+    ]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def check_nwj_bound(fn: Callable, *, verbose: bool = True) -> bool | None:
+    r"""Check a reader's ``fn(F)``: the NWJ bound of one batch of critic scores.
+
+    The exercise asks for a function of one ``(K, K)`` array ``F[i, j] = f(x_j, y_i)``
+    returning, as a float,
+
+    .. math::
+
+        \frac1K \sum_i F_{ii} - \frac{e^{-1}}{K(K-1)} \sum_{i \ne j} e^{F_{ij}}
+
+    (Nguyen, Wainwright & Jordan, 2010; Poole et al., 2019), without modifying ``F``. Each
+    case is compared with :func:`~infonce_lib.bounds.nwj_bound` (relative tolerance 1e-9);
+    a wrong value that matches a mistake of :func:`nwj_mistakes` is named with a hint.
+
+    Parameters
+    ----------
+    fn : callable
+        The reader's implementation.
+    verbose : bool, default True
+        Print one line per case.
+
+    Returns
+    -------
+    bool or None
+        True when every case passes, False if one fails, None if ``fn`` raises
+        ``NotImplementedError`` (not attempted yet).
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable (the reader's own errors are reported, not raised).
+
+    Examples
+    --------
+    >>> check_nwj_bound(lambda F: float(nwj_bound(np.asarray(F)[None])[0]), verbose=False)
+    True
+    >>> check_nwj_bound(nwj_mistakes()["forgets the 1/e"])  # doctest: +ELLIPSIS
+    FAIL  worked example: expected ..., got ...: the marginal term carries a factor e^(-1):
+          average e^(F_ij - 1)
+    ...
+    False
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable; got {type(fn).__name__}")
+    say = print if verbose else (lambda *_: None)
+    ok = True
+    for name, F in _cases():
+        expected = float(nwj_bound(F[None])[0])
+        arg = F.copy()
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            try:
+                got = float(np.asarray(fn(arg)).reshape(()))
+            except NotImplementedError:
+                say("not attempted: my function raises NotImplementedError; fill in its body")
+                return None
+            except Exception as exc:  # the reader's error is reported, never re-raised
+                got, message = None, f"raised {type(exc).__name__}: {exc}"
+        if got is not None and not np.array_equal(arg, F):
+            message = "modified the input F in place; work on a copy (F.copy()) or a mask"
+            got = None
+        elif got is not None and not _close(got, expected):
+            message = f"expected {expected:.6f}, got {got:.6f}"
+            for mistake, wrong in nwj_mistakes().items():
+                if mistake in _HINTS and _close(got, wrong(F.copy())):
+                    message += f": {_HINTS[mistake]}"
+                    break
+            got = None
+        passed = got is not None
+        ok &= passed
+        line = f"PASS  {name}: {got:.6f}" if passed else f"FAIL  {name}: {message}"
+        say(textwrap.fill(line, width=88, subsequent_indent="      "))
+    say("All cases pass." if ok else "Some cases fail: see the hints above.")
+    return ok

@@ -1,0 +1,366 @@
+r"""Checker for chapter 3's exercise: the InfoNCE bound of one batch from its score matrix.
+
+The exercise asks for ``my_infonce_bound(scores)``: given one batch's ``(K, K)`` score matrix
+with ``scores[i, j] = f(x_j, y_i)`` (row ``i`` is the view :math:`y_i`, column ``j`` the
+candidate :math:`x_j`, positives on the diagonal), return the batch's InfoNCE value
+
+.. math::
+
+    \hat I_{\mathrm{NCE}} = \log K + \frac1K \sum_{i=1}^{K}
+    \log \frac{e^{F_{ii}}}{\sum_{j=1}^{K} e^{F_{ij}}}
+
+(Poole et al., 2019; van den Oord et al., 2018), the softmax running over the candidates
+:math:`x_j` of each row. :func:`check_infonce_bound` runs a reader's function on a few
+batches built so that each usual mistake gives a recognisably wrong number, and names the
+mistake; :func:`infonce_bound_mistakes` returns those mistakes as small functions, so the
+tests can show that each one is caught.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..bounds import infonce_bound
+
+__all__ = ["check_infonce_bound", "infonce_bound_mistakes"]
+
+_RTOL = 1e-9
+_ATOL = 1e-12
+
+_HINTS = {
+    "wrong axis": (
+        "the softmax ran down the columns (over the views y_i); here it runs along each "
+        "row, over the candidates x_j (axis=1)"
+    ),
+    "no log K": "log K is missing: the bound is log K plus the mean log-probability",
+    "loss": (
+        "this is the InfoNCE loss, minus the mean log-probability; the bound is log K minus "
+        "the loss"
+    ),
+    "sign": "the sign is flipped: the bound is log K plus the mean log-probability",
+    "sum": "this sums the rows' log-probabilities; the bound takes their mean (divide by K)",
+    "leave one out": (
+        "the positive was left out of its own denominator (with log(K - 1)): that is the "
+        "leave-one-out upper bound; InfoNCE keeps the positive among the K candidates"
+    ),
+    "log K-1": "log(K - 1) was added instead of log K: all K candidates count, positive included",
+    "bits": "this is in bits (log base 2); the book works in nats (natural logarithm)",
+    "overflow": (
+        "exp overflowed: subtract each row's largest score before exponentiating "
+        "(log-sum-exp), or use scipy.special.logsumexp"
+    ),
+    "rows": "return one number for the batch (the mean over its rows), not one per row",
+}
+
+
+@dataclass
+class _Case:
+    name: str
+    scores: object  # ndarray or nested list, as passed to the reader's function
+    purpose: str
+    known: list[tuple[float, str]] = field(default_factory=list)
+    check_unchanged: bool = False
+
+    @property
+    def expected(self) -> float:
+        return float(infonce_bound(np.asarray(self.scores, dtype=np.float64)[None])[0])
+
+
+def _log_probs(F: np.ndarray, axis: int = 1) -> np.ndarray:
+    return np.diag(F) - logsumexp(F, axis=axis)
+
+
+def _loo_value(F: np.ndarray) -> float:
+    K = F.shape[0]
+    off = F.copy()
+    np.fill_diagonal(off, -np.inf)
+    return math.log(K - 1) + float(np.mean(np.diag(F) - logsumexp(off, axis=1)))
+
+
+def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
+    K = F.shape[0]
+    lp = _log_probs(F)
+    bound = math.log(K) + float(lp.mean())
+    values = [
+        (math.log(K) + float(_log_probs(F, axis=0).mean()), _HINTS["wrong axis"]),
+        (float(lp.mean()), _HINTS["no log K"]),
+        (-float(lp.mean()), _HINTS["loss"]),
+        (-bound, _HINTS["sign"]),
+        (math.log(K) + float(lp.sum()), _HINTS["sum"]),
+        (K * bound, _HINTS["sum"]),
+        (_loo_value(F), _HINTS["leave one out"]),
+        (bound - math.log(K) + math.log(K - 1), _HINTS["log K-1"]),
+        (bound / math.log(2.0), _HINTS["bits"]),
+    ]
+    # Where two mistakes give the same number (e.g. every log-probability 0), name neither.
+    return [
+        (v, h)
+        for v, h in values
+        if not any(_close(v, w) and h != g for w, g in values) and not _close(v, bound)
+    ]
+
+
+def _cases() -> list[_Case]:
+    rng = np.random.default_rng(20261130)
+    F1 = rng.normal(size=(5, 5)) + 1.5 * np.eye(5) + rng.normal(size=(5, 1))
+    F2 = 300.0 * rng.normal(size=(4, 4)) + 800.0 * np.eye(4)
+    F3 = rng.normal(size=(3, 3)) + np.eye(3)
+    return [
+        _Case(
+            "a 5 x 5 batch",
+            F1,
+            "random scores, positives raised: catches the axis, the log K, the mean, the sign",
+            _known_values(F1),
+        ),
+        _Case(
+            "large scores",
+            F2,
+            "positives near 800: a plain exp overflows float64 here",
+            _known_values(F2),
+        ),
+        _Case(
+            "an uninformative critic",
+            np.zeros((2, 2)),
+            "equal scores: the positive is a coin flip among 2, the bound is exactly 0",
+        ),
+        _Case(
+            "a perfect critic",
+            50.0 * np.eye(4),
+            "each positive outscores its row by 50: the bound reaches its ceiling log 4",
+            _known_values(50.0 * np.eye(4)),
+        ),
+        _Case(
+            "nested lists",
+            F3.tolist(),
+            "a list of lists instead of an array (convert with np.asarray)",
+        ),
+        _Case(
+            "scores unchanged",
+            F3 + 1.0,
+            "the function must not modify the caller's array in place",
+            check_unchanged=True,
+        ),
+    ]
+
+
+def _copy(scores):
+    return scores.copy() if isinstance(scores, np.ndarray) else [list(r) for r in scores]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL)
+
+
+def _run_case(fn: Callable, case: _Case) -> tuple[bool, str]:
+    """Run one case; return (passed, message). Never raises (NotImplementedError aside)."""
+    scores = _copy(case.scores)
+    with np.errstate(all="ignore"):
+        try:
+            out = fn(scores)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # a reader's error is reported, never re-raised
+            return False, f"raised {type(exc).__name__}: {exc} ({case.purpose})"
+    expected = case.expected
+    if isinstance(out, np.ndarray) and out.size != 1:
+        return False, f"returned an array of shape {out.shape}: {_HINTS['rows']}"
+    try:
+        got = float(np.asarray(out, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        return False, f"returned {type(out).__name__} {out!r}, not a number"
+    if not math.isfinite(got):
+        hint = _HINTS["overflow"] if case.name == "large scores" else case.purpose
+        return False, f"expected {expected:.6f}, got {got}: {hint}"
+    if not _close(got, expected):
+        for value, hint in case.known:
+            if _close(got, value):
+                return False, f"expected {expected:.6f}, got {got + 0.0:.6f}: {hint}"
+        return False, f"expected {expected:.6f}, got {got + 0.0:.6f} ({case.purpose})"
+    if case.check_unchanged and not np.array_equal(np.asarray(scores), np.asarray(case.scores)):
+        return False, "the value is right but the scores were modified in place"
+    return True, f"{got + 0.0:.6f}"
+
+
+def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
+    r"""Check a reader's ``my_infonce_bound(scores)`` on six batches.
+
+    The reference is :func:`infonce_bound` of the library on the same batch: the softmax over
+    the candidates of each row, the positive kept in its own denominator, the mean over rows
+    plus :math:`\log K`, in nats. A value passes within 1e-9 relative (1e-12 absolute).
+
+    ========================  ===================================================
+    case                      catches
+    ========================  ===================================================
+    a 5 x 5 batch             softmax over the wrong axis; log K missing; the loss
+                              or the negated bound returned; a sum instead of a
+                              mean; the positive left out (leave-one-out);
+                              log(K - 1); bits instead of nats; one value per row
+    large scores              no max-subtraction (exp overflows)
+    an uninformative critic   equal scores must give exactly 0
+    a perfect critic          the ceiling log K
+    nested lists              code that needs a NumPy array
+    scores unchanged          in-place changes to the caller's array
+    ========================  ===================================================
+
+    Parameters
+    ----------
+    fn : callable
+        The reader's function, called as ``fn(scores)`` with one ``(K, K)`` batch.
+    verbose : bool, default True
+        Print one line per case, PASS or FAIL with the likely mistake.
+
+    Returns
+    -------
+    bool
+        True when every case passes; False otherwise, and False (after printing "not
+        attempted yet") when ``fn`` raises NotImplementedError.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable (the reader's own errors are reported, not raised).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from infonce_lib import infonce_bound
+    >>> check_infonce_bound(lambda F: infonce_bound(np.asarray(F)[None])[0], verbose=False)
+    True
+    >>> check_infonce_bound(infonce_bound_mistakes()["returns the loss"])  # doctest: +ELLIPSIS
+    FAIL  a 5 x 5 batch: expected 0.853569, got 0.755869: this is the InfoNCE loss,
+          minus the mean log-probability; the bound is log K minus the loss
+    ...
+    6 of 6 cases fail; each FAIL line says what went wrong.
+    False
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable (your my_infonce_bound); got {type(fn).__name__}")
+    cases = _cases()
+    results = []
+    for case in cases:
+        try:
+            results.append((case, *_run_case(fn, case)))
+        except NotImplementedError:
+            if verbose:
+                print("not attempted yet: replace the `raise NotImplementedError` with your code")
+            return False
+    if verbose:
+        for case, passed, message in results:
+            line = f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}"
+            print(textwrap.fill(line, width=80, subsequent_indent="      "))
+        failed = sum(not passed for _, passed, _ in results)
+        if failed:
+            print(f"{failed} of {len(cases)} cases fail; each FAIL line says what went wrong.")
+        else:
+            print("All cases pass.")
+    return all(passed for _, passed, _ in results)
+
+
+# ---------------------------------------------------------------- the usual mistakes
+
+
+def _lp(F, axis=1):
+    F = np.asarray(F, dtype=np.float64)
+    return F, np.diag(F) - logsumexp(F, axis=axis)
+
+
+def _wrong_axis(scores):
+    F, lp = _lp(scores, axis=0)
+    return math.log(len(F)) + float(lp.mean())
+
+
+def _no_log_k(scores):
+    return float(_lp(scores)[1].mean())
+
+
+def _returns_loss(scores):
+    return -float(_lp(scores)[1].mean())
+
+
+def _sign_flipped(scores):
+    F, lp = _lp(scores)
+    return -(math.log(len(F)) + float(lp.mean()))
+
+
+def _sums_rows(scores):
+    F, lp = _lp(scores)
+    return math.log(len(F)) + float(lp.sum())
+
+
+def _leave_one_out(scores):
+    return _loo_value(np.asarray(scores, dtype=np.float64))
+
+
+def _log_k_minus_1(scores):
+    F, lp = _lp(scores)
+    return math.log(len(F) - 1) + float(lp.mean())
+
+
+def _bits(scores):
+    F, lp = _lp(scores)
+    return (math.log(len(F)) + float(lp.mean())) / math.log(2.0)
+
+
+def _no_max_subtraction(scores):
+    F = np.asarray(scores, dtype=np.float64)
+    E = np.exp(F)  # overflows once a score exceeds about 709.78
+    return math.log(len(F)) + float(np.mean(np.log(np.diag(E) / E.sum(axis=1))))
+
+
+def _per_row(scores):
+    F, lp = _lp(scores)
+    return math.log(len(F)) + lp
+
+
+def _needs_array(scores):
+    K = scores.shape[0]  # a list has no .shape
+    return math.log(K) + float(_lp(scores)[1].mean())
+
+
+def _modifies_input(scores):
+    F = np.asarray(scores, dtype=np.float64)
+    F -= F.max(axis=1, keepdims=True)  # changes the caller's float64 array
+    return math.log(len(F)) + float(np.mean(np.diag(F) - np.log(np.exp(F).sum(axis=1))))
+
+
+def infonce_bound_mistakes() -> dict[str, Callable]:
+    r"""Twelve wrong ``my_infonce_bound`` functions, one per usual mistake.
+
+    Each takes one ``(K, K)`` score matrix and is right except for one thing: the softmax
+    over the wrong axis, no :math:`\log K`, the loss returned, the sign flipped, a sum over
+    rows, the positive left out of its denominator (the leave-one-out bound), :math:`\log
+    (K-1)`, bits, no max-subtraction, one value per row, ``.shape`` on a list, and an
+    in-place change of the caller's array.
+
+    Returns
+    -------
+    dict of str to callable
+        Name of the mistake to the function that makes it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> wrong = infonce_bound_mistakes()["returns the loss"]
+    >>> round(wrong(np.zeros((2, 2))), 6)  # the loss of a coin flip is log 2
+    0.693147
+    """
+    return {
+        "softmax over the wrong axis": _wrong_axis,
+        "no log K": _no_log_k,
+        "returns the loss": _returns_loss,
+        "sign flipped": _sign_flipped,
+        "sums the rows": _sums_rows,
+        "positive left out": _leave_one_out,
+        "log(K - 1)": _log_k_minus_1,
+        "in bits": _bits,
+        "no max-subtraction": _no_max_subtraction,
+        "one value per row": _per_row,
+        "needs an array": _needs_array,
+        "modifies its input": _modifies_input,
+    }

@@ -1,0 +1,164 @@
+r"""Checker for the exercise of chapter 7: the density of warped views, Jacobian included.
+
+Chapter 7 warps every pixel of the Gaussian patches and their noisy views by the cube,
+:math:`u = x^3`, :math:`v = y^3`, with :math:`y = x + \sigma\varepsilon`. The conditional
+density of the warped view follows from the change of variables :math:`y = \sqrt[3]{v}`:
+
+.. math::
+
+    \log p(v \mid u) = \sum_{k=1}^{d} \Big[ -\frac{(\sqrt[3]{v_k} - \sqrt[3]{u_k})^2}{2\sigma^2}
+    - \tfrac12 \log(2\pi\sigma^2) - \log 3 - \tfrac23 \log\lvert v_k \rvert \Big],
+
+the last two terms being :math:`\log \lvert \mathrm{d}\sqrt[3]{v_k}/\mathrm{d}v_k \rvert`, the
+Jacobian. :func:`check_warped_log_density` checks a reader's version of it, names the usual
+mistakes, and says for each whether InfoNCE would notice it: a term in :math:`v` alone cancels
+in the softmax over the candidates :math:`u_j`, a term in :math:`u` does not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ._runner import Case, run_cases
+
+__all__ = ["check_warped_log_density", "warped_density_mistakes"]
+
+
+def _parts(u: np.ndarray, v: np.ndarray, sigma: float) -> dict[str, np.ndarray]:
+    cu, cv = np.cbrt(u), np.cbrt(v)
+    d = u.shape[1]
+    gauss = -np.sum((cv - cu) ** 2, axis=1) / (2 * sigma**2)
+    const = -0.5 * d * math.log(2 * math.pi * sigma**2)
+    jac_v = -np.sum(math.log(3) + (2 / 3) * np.log(np.abs(v)), axis=1)
+    jac_u = -np.sum(math.log(3) + (2 / 3) * np.log(np.abs(u)), axis=1)
+    raw = -np.sum((v - u) ** 2, axis=1) / (2 * sigma**2) + const
+    return {"gauss": gauss, "const": const, "jac_v": jac_v, "jac_u": jac_u, "raw": raw, "d": d}
+
+
+def _variants(u, v, sigma) -> dict[str, np.ndarray]:
+    p = _parts(u, v, sigma)
+    g, c, jv, ju = p["gauss"], p["const"], p["jac_v"], p["jac_u"]
+    return {
+        "right": g + c + jv,
+        "no jacobian": g + c,
+        "jacobian sign": g + c - jv,
+        "jacobian of u": g + c + ju,
+        "no cube roots": p["raw"],
+        "no constant": g + jv,
+        "no log 3": g + c + jv + p["d"] * math.log(3),
+    }
+
+
+_HINTS = {
+    "no jacobian": (
+        "the Jacobian is missing: add log|d cbrt(v_k)/dv_k| = -log 3 - (2/3) log|v_k| for "
+        "every pixel (InfoNCE would not notice: the term depends on v alone and cancels in "
+        "the softmax over the candidates u_j, but without it this is not a density of v)"
+    ),
+    "jacobian sign": (
+        "the Jacobian has the wrong sign: the density of v is p_Y(cbrt v) times "
+        "|d cbrt(v)/dv|, which is 1/(3 |v|^(2/3)) (InfoNCE would not notice: a function of "
+        "v alone)"
+    ),
+    "jacobian of u": (
+        "the Jacobian is taken at u; the change of variables is in the variable whose "
+        "density this is, v. This one InfoNCE does notice: a term in u does not cancel in "
+        "the softmax over the candidates u_j"
+    ),
+    "no cube roots": (
+        "this is the Gaussian density evaluated at u and v themselves; the warped view "
+        "v = y^3 is Gaussian only after the inverse map, y = cbrt(v), x = cbrt(u)"
+    ),
+    "no constant": (
+        "the normalising constant -(d/2) log(2 pi sigma^2) is missing (InfoNCE would not "
+        "notice, but the log density would not integrate to 1)"
+    ),
+    "no log 3": (
+        "the Jacobian misses -log 3 per pixel: d cbrt(v)/dv = 1/(3 v^(2/3)), not v^(-2/3)"
+    ),
+}
+
+
+def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
+    r"""Check a reader's ``warped_log_density(u, v, sigma)``: :math:`\log p(v \mid u)` per pair.
+
+    ``u`` and ``v`` are arrays of shape ``(n, d)`` (cubed patches and cubed views, row ``m``
+    a pair); the answer is an array of ``n`` log densities, the formula of the module
+    docstring. Three cases: a small hand-sized pair, eight pairs of random patches, and a
+    larger :math:`\sigma`. Recognised mistakes: the Jacobian missing, with the wrong sign,
+    taken at :math:`u`, or without :math:`\log 3`; the Gaussian evaluated at the warped
+    values themselves; the normalising constant missing. Each hint says whether InfoNCE
+    would notice the mistake.
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(u, v, sigma)`` with two float64 arrays of shape ``(n, d)`` and a float.
+    verbose : bool, default True
+        Print one line per case.
+
+    Returns
+    -------
+    bool
+        True when every case agrees to 1e-9 relative (1e-12 absolute).
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable.
+
+    Examples
+    --------
+    >>> check_warped_log_density(warped_density_mistakes()["right"], verbose=False)
+    True
+    >>> check_warped_log_density(warped_density_mistakes()["no jacobian"])  # doctest: +ELLIPSIS
+    FAIL  one pair, d = 2: entry 0: expected -2.544736, got -1.271583: the Jacobian
+    ...
+    ...
+    False
+    """
+    rng = np.random.default_rng(20261202)
+    x1 = np.array([[0.5, -1.2]])
+    y1 = np.array([[0.9, -0.7]])
+    x8 = rng.normal(size=(8, 5))
+    y8 = x8 + 0.6 * rng.normal(size=(8, 5))
+    xb = rng.normal(size=(4, 3))
+    yb = xb + 2.0 * rng.normal(size=(4, 3))
+    cases = []
+    for name, x, y, sigma in (
+        ("one pair, d = 2", x1, y1, 0.5),
+        ("8 pairs, d = 5", x8, y8, 0.6),
+        ("4 pairs, d = 3, sigma = 2", xb, yb, 2.0),
+    ):
+        u, v = x**3, y**3
+        variants = _variants(u, v, sigma)
+        known = [(variants[k], _HINTS[k]) for k in _HINTS]
+        cases.append(Case(name, (u, v, sigma), variants["right"], known))
+    return run_cases(fn, cases, verbose, "warped_log_density(u, v, sigma)")
+
+
+def warped_density_mistakes() -> dict[str, Callable]:
+    """The right answer (key ``"right"``) and the mistakes the checker recognises.
+
+    Each is a function ``(u, v, sigma) -> array of n log densities``.
+
+    Returns
+    -------
+    dict of str to callable
+
+    Examples
+    --------
+    >>> sorted(warped_density_mistakes())[:4]
+    ['jacobian of u', 'jacobian sign', 'no constant', 'no cube roots']
+    """
+
+    def make(key: str) -> Callable:
+        def fn(u, v, sigma):
+            return _variants(np.asarray(u, float), np.asarray(v, float), float(sigma))[key]
+
+        return fn
+
+    return {key: make(key) for key in ("right", *_HINTS)}

@@ -1,0 +1,398 @@
+r"""Chapter 1's exercise: the NCE objective from log-densities, and its usual mistakes.
+
+:func:`check_nce_objective` runs a reader's implementation of the objective of
+Gutmann & Hyvärinen (2012, eq. 3 with :math:`T_n = \nu T_d`) on a handful of cases and names
+the mistake when a wrong value matches a known one; :func:`nce_objective_mistakes` returns those
+mistakes as small functions, so that the checker can be tested against them.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..nce import nce_objective
+
+__all__ = ["check_nce_objective", "nce_objective_mistakes"]
+
+_RTOL = 1e-9
+_ATOL = 1e-12
+
+
+@dataclass
+class _Case:
+    name: str
+    args: tuple
+    kwargs: dict
+    expected: float
+    known: list[tuple[float, str]] = field(default_factory=list)
+    raise_hint: str = ""
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL)
+
+
+def _digits(expected: float, got: float) -> str:
+    for k in range(6, 18):
+        a, b = f"{expected:.{k}g}", f"{got:.{k}g}"
+        if a != b:
+            break
+    return f"expected {a}, got {b}"
+
+
+def _log_sigmoid(z):
+    return -np.logaddexp(0.0, -np.asarray(z, dtype=np.float64))
+
+
+_HINT_LOG_NU = (
+    "the posterior is sigma(G - log nu), not sigma(G): the prior odds of data against "
+    "noise are 1 : nu"
+)
+_HINT_LOG_NU_SIGN = "log nu has the wrong sign: the posterior is sigma(G - log nu)"
+_HINT_NU_WEIGHT = (
+    "the noise term is a mean over T_n = nu T_d samples, so it is weighted by nu: "
+    "J = mean_x log h(x) + nu * mean_y log(1 - h(y)) (the sum over all samples divided by T_d)"
+)
+_HINT_NOISE_SIGN = (
+    "the noise term uses log h(y); a noise sample is classified correctly with "
+    "probability 1 - h(y) = sigma(log nu - G(y))"
+)
+_HINT_G_SWAPPED = "G is log p_m - log p_n (model minus noise), not the other way round"
+_HINT_POOLED = (
+    "this divides by T_d + T_n; J divides the sum over all samples by T_d (per data sample)"
+)
+_HINT_SUM = "this is the sum over samples; divide it by T_d"
+_HINT_MINUS = "this is minus J (a loss); the exercise asks for J itself, which is below 0"
+_HINT_OVERFLOW = (
+    "log of a computed sigma: sigma(z) rounds to 0 or exp overflows for large |z|; use "
+    "log sigma(z) = -np.logaddexp(0, -z)"
+)
+_HINT_ROWS = "return one number, J, not one term per sample"
+
+
+def _terms(lm_x, ln_x, lm_y, ln_y, nu):
+    G_x = np.asarray(lm_x, dtype=np.float64) - np.asarray(ln_x, dtype=np.float64)
+    G_y = np.asarray(lm_y, dtype=np.float64) - np.asarray(ln_y, dtype=np.float64)
+    return G_x, G_y, math.log(nu)
+
+
+def _known(lm_x, ln_x, lm_y, ln_y, nu) -> list[tuple[float, str]]:
+    G_x, G_y, log_nu = _terms(lm_x, ln_x, lm_y, ln_y, nu)
+    T_d, T_n = G_x.size, G_y.size
+    right_x, right_y = _log_sigmoid(G_x - log_nu), _log_sigmoid(log_nu - G_y)
+    J = right_x.mean() + nu * right_y.mean()
+    known = [
+        (right_x.mean() + right_y.mean(), _HINT_NU_WEIGHT),
+        (right_x.mean() + nu * _log_sigmoid(G_y - log_nu).mean(), _HINT_NOISE_SIGN),
+        (
+            _log_sigmoid(-G_x - log_nu).mean() + nu * _log_sigmoid(log_nu + G_y).mean(),
+            _HINT_G_SWAPPED,
+        ),
+        ((right_x.sum() + right_y.sum()) / (T_d + T_n), _HINT_POOLED),
+        (right_x.sum() + right_y.sum(), _HINT_SUM),
+        (-J, _HINT_MINUS),
+    ]
+    if nu != 1:
+        known += [
+            (_log_sigmoid(G_x).mean() + nu * _log_sigmoid(-G_y).mean(), _HINT_LOG_NU),
+            (
+                _log_sigmoid(G_x + log_nu).mean() + nu * _log_sigmoid(-log_nu - G_y).mean(),
+                _HINT_LOG_NU_SIGN,
+            ),
+        ]
+    return [(v, h) for v, h in known if not _close(v, J)]
+
+
+def _case(name, arrays, nu, *, default=False, raise_hint="") -> _Case:
+    kwargs = {} if default else {"nu": nu}
+    expected = float(nce_objective(*arrays, nu=nu))
+    return _Case(name, tuple(arrays), kwargs, expected, _known(*arrays, nu), raise_hint)
+
+
+def _cases() -> list[_Case]:
+    rng = np.random.default_rng(2012)
+    cases = []
+    zeros = [np.zeros(4), np.zeros(4), np.zeros(4), np.zeros(4)]
+    cases.append(_case("model equals noise", zeros, 1.0))  # J = 2 log 1/2
+    T_d, nu = 3, 4.0
+    arrays = [rng.normal(size=T_d), rng.normal(size=T_d), rng.normal(size=12), rng.normal(size=12)]
+    cases.append(_case("random, nu = 4", arrays, nu))
+    far = [
+        np.array([800.0, -800.0, 3.0]),
+        np.zeros(3),
+        np.array([900.0, -700.0, 0.5]),
+        np.zeros(3),
+    ]
+    cases.append(_case("far from the threshold", far, 1.0))
+    lists = [[0.5, -1.0], [0.0, 0.2], [-0.3, 1.5, 0.1, 2.0], [0.4, 0.0, -0.7, 0.9]]
+    cases.append(
+        _case(
+            "nested lists",
+            lists,
+            2.0,
+            raise_hint="convert the inputs with np.asarray(x, dtype=np.float64) first",
+        )
+    )
+    arrays = [rng.normal(size=5) for _ in range(4)]
+    cases.append(
+        _case(
+            "default nu",
+            arrays,
+            1.0,
+            default=True,
+            raise_hint="give nu a default: def my_nce_objective(..., nu=1.0)",
+        )
+    )
+    return cases
+
+
+def _run_case(fn: Callable, case: _Case) -> tuple[bool, str, str]:
+    """Run one case: (passed, message, the hint in it or ""). Lets NotImplementedError out."""
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else list(a) for a in case.args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args, **case.kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # a reader's error is reported, never re-raised
+            message = f"raised {type(exc).__name__}: {exc}"
+            if case.raise_hint:
+                return False, f"{message}: {case.raise_hint}", case.raise_hint
+            return False, message, ""
+    warned = f" (NumPy warned: {caught[0].message})" if caught else ""
+    if isinstance(out, np.ndarray) and out.ndim > 0 and out.size != 1:
+        return False, f"returned an array of shape {out.shape}; {_HINT_ROWS}", _HINT_ROWS
+    try:
+        got = float(np.asarray(out).reshape(()))
+    except (TypeError, ValueError):
+        return False, f"returned {type(out).__name__} {out!r}, not a number{warned}", ""
+    if not math.isfinite(got):
+        if case.name == "far from the threshold":
+            return (
+                False,
+                f"expected {case.expected:.6g}, got {got}: {_HINT_OVERFLOW}",
+                _HINT_OVERFLOW,
+            )
+        return False, f"expected {case.expected:.6g}, got {got}: J must be finite{warned}", ""
+    if not _close(got, case.expected):
+        for value, hint in case.known:
+            if _close(got, value):
+                return False, f"{_digits(case.expected, got)}: {hint}", hint
+        return False, f"{_digits(case.expected, got)}{warned}", ""
+    return True, f"{got + 0.0:.6f}", ""
+
+
+def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
+    r"""Check a reader's ``nce_objective(log_pm_x, log_pn_x, log_pm_y, log_pn_y, nu=1.0)``.
+
+    The exercise of chapter 1 asks for the NCE objective (Gutmann & Hyvärinen, 2012, eq. 3)
+    from the log-densities of the model and of the noise at :math:`T_d` data samples
+    :math:`x_t` and :math:`T_n = \nu T_d` noise samples :math:`y_t`:
+
+    .. math::
+
+        J = \frac{1}{T_d} \Big[ \sum_{t=1}^{T_d} \log \sigma\big(G(x_t) - \log\nu\big)
+            + \sum_{t=1}^{T_n} \log \sigma\big(\log\nu - G(y_t)\big) \Big],
+        \qquad G = \log p_m - \log p_n ,
+
+    returned as a float. This runs ``fn`` on five cases: the model equal to the noise
+    (:math:`J = 2 \log \tfrac12` at :math:`\nu = 1`); a random case with :math:`\nu = 4`;
+    log-ratios of :math:`\pm 800`, where the logarithm of a computed :math:`\sigma`
+    overflows or gives :math:`\log 0`; nested lists; and a call without ``nu`` (default 1).
+    On each case the value of every known mistake is computed and compared with the
+    reader's, so a wrong value is named when it matches one: ``log nu`` left out of the
+    posterior or with the wrong sign, the noise term not weighted by :math:`\nu`, the noise
+    term written with :math:`\log h` instead of :math:`\log(1 - h)`, :math:`G` taken as
+    noise minus model, a division by :math:`T_d + T_n` or none at all, minus :math:`J`, and
+    one term per sample returned. A value passes within 1e-9 relative (1e-12 absolute) of
+    :func:`~infonce_lib.nce.nce_objective`. A stub that raises ``NotImplementedError``
+    gets "not attempted yet"; other exceptions are reported, never re-raised. The last
+    line says "see the hints above" only when a hint was printed.
+
+    Parameters
+    ----------
+    fn : callable
+        The reader's implementation, called as ``fn(lm_x, ln_x, lm_y, ln_y, nu=nu)`` with
+        1-D arrays (or lists), and as ``fn(lm_x, ln_x, lm_y, ln_y)`` for the default.
+    verbose : bool, default True
+        Print one line per case (PASS or FAIL, with what was expected and a hint).
+
+    Returns
+    -------
+    bool
+        True when every case passes.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable.
+
+    Examples
+    --------
+    >>> from infonce_lib import nce_objective
+    >>> check_nce_objective(nce_objective, verbose=False)
+    True
+    >>> check_nce_objective(nce_objective_mistakes()["noise term not weighted by nu"])
+    ... # doctest: +ELLIPSIS
+    PASS  model equals noise: -1.386294
+    FAIL  random, nu = 4: expected -3.18392, got -2.2567: the noise term is a mean
+          over T_n = nu T_d samples, so it is weighted by nu: J = mean_x log h(x) +
+          nu * mean_y log(1 - h(y)) (the sum over all samples divided by T_d)
+    ...
+    False
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable; got {type(fn).__name__}")
+    lines, all_passed, hinted, seen = [], True, False, set()
+    for case in _cases():
+        try:
+            passed, message, hint = _run_case(fn, case)
+        except NotImplementedError:
+            name = getattr(fn, "__name__", "the function")
+            lines = [
+                f"Not attempted yet: {name} raises NotImplementedError. Write its body, "
+                "then run this cell again."
+            ]
+            all_passed = False
+            break
+        if hint and hint in seen:
+            message = message.replace(hint, "the same mistake as above")
+        seen.add(hint)
+        all_passed &= passed
+        hinted |= bool(hint)
+        lines.append(f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}")
+    else:
+        if all_passed:
+            lines.append("All cases pass.")
+        elif hinted:
+            lines.append("Some cases fail: see the hints above.")
+        else:
+            lines.append(
+                "Some cases fail, with values that match no mistake this checker knows: "
+                "compare your steps with the formula (G, the posterior h, the two sums, "
+                "the division by T_d)."
+            )
+    if verbose:
+        for line in lines:
+            indent = "      " if line[:4] in ("PASS", "FAIL") else ""
+            print(textwrap.fill(line, width=80, subsequent_indent=indent))
+    return all_passed
+
+
+# ---------------------------------------------------------------- the usual mistakes
+
+
+def _parts(lm_x, ln_x, lm_y, ln_y):
+    G_x = np.asarray(lm_x, dtype=float) - np.asarray(ln_x, dtype=float)
+    G_y = np.asarray(lm_y, dtype=float) - np.asarray(ln_y, dtype=float)
+    return G_x, G_y
+
+
+def _no_log_nu(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    return float(_log_sigmoid(G_x).mean() + nu * _log_sigmoid(-G_y).mean())
+
+
+def _log_nu_sign(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float(_log_sigmoid(G_x + a).mean() + nu * _log_sigmoid(-a - G_y).mean())
+
+
+def _no_nu_weight(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float(_log_sigmoid(G_x - a).mean() + _log_sigmoid(a - G_y).mean())
+
+
+def _noise_log_h(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float(_log_sigmoid(G_x - a).mean() + nu * _log_sigmoid(G_y - a).mean())
+
+
+def _g_swapped(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    return _right(ln_x, lm_x, ln_y, lm_y, nu)
+
+
+def _pooled_mean(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    terms = np.concatenate([_log_sigmoid(G_x - a), _log_sigmoid(a - G_y)])
+    return float(terms.mean())
+
+
+def _minus_j(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    return -_right(lm_x, ln_x, lm_y, ln_y, nu)
+
+
+def _log_of_sigma(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    h_x = 1 / (1 + np.exp(-(G_x - a)))  # exp overflows, or h rounds to 0 or 1
+    h_y = 1 / (1 + np.exp(-(G_y - a)))
+    return float(np.log(h_x).mean() + nu * np.log(1 - h_y).mean())
+
+
+def _per_sample(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return np.concatenate([_log_sigmoid(G_x - a), _log_sigmoid(a - G_y)])
+
+
+def _right(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float(_log_sigmoid(G_x - a).mean() + nu * _log_sigmoid(a - G_y).mean())
+
+
+def nce_objective_mistakes() -> dict[str, Callable]:
+    r"""Nine deliberately wrong NCE objectives, one per usual mistake.
+
+    Each has the exercise's signature ``(lm_x, ln_x, lm_y, ln_y, nu=1.0) -> float`` and is
+    right except for one thing:
+
+    - ``"log nu left out"``: the posterior :math:`\sigma(G)` instead of
+      :math:`\sigma(G - \log\nu)`;
+    - ``"log nu with the wrong sign"``: :math:`\sigma(G + \log\nu)`;
+    - ``"noise term not weighted by nu"``: the mean over noise samples without the
+      factor :math:`\nu`;
+    - ``"log h for the noise"``: :math:`\log h(y)` instead of :math:`\log(1 - h(y))`;
+    - ``"G swapped"``: :math:`G = \log p_n - \log p_m`;
+    - ``"mean over all samples"``: divides by :math:`T_d + T_n` instead of :math:`T_d`;
+    - ``"returns minus J"``: the loss instead of the objective;
+    - ``"log of a computed sigma"``: overflows or takes :math:`\log 0` for large
+      :math:`|G|`;
+    - ``"per-sample output"``: returns the :math:`T_d + T_n` terms.
+
+    Returns
+    -------
+    dict of str to callable
+        Name of the mistake to the function that makes it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> wrong = nce_objective_mistakes()["log nu left out"]
+    >>> z = np.zeros(2)
+    >>> round(wrong(z, z, z, z, nu=1.0), 6)  # right when nu = 1: log nu = 0
+    -1.386294
+    """
+    return {
+        "log nu left out": _no_log_nu,
+        "log nu with the wrong sign": _log_nu_sign,
+        "noise term not weighted by nu": _no_nu_weight,
+        "log h for the noise": _noise_log_h,
+        "G swapped": _g_swapped,
+        "mean over all samples": _pooled_mean,
+        "returns minus J": _minus_j,
+        "log of a computed sigma": _log_of_sigma,
+        "per-sample output": _per_sample,
+    }

@@ -1,0 +1,48 @@
+"""Formatting helpers and checks shared by the experiments (no mathematics here)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import Check
+
+
+def f4(v: float) -> str:
+    """Four decimals, never '-0.0000'."""
+    return f"{round(float(v), 4) + 0.0:.4f}"
+
+
+def below(v: float, threshold: float) -> str:
+    """A tiny round-off figure, printed the same on every machine: '< threshold'."""
+    return f"< {threshold:.0e}" if abs(v) < threshold else f"{v:.1e}"
+
+
+def read_only(a) -> np.ndarray:
+    """A float64 copy of ``a`` that cannot be written to (results are shared by a cache)."""
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def cosine_checks(max_minus_cap, best_max_minus_cap, infonce, best_infonce, optimal) -> list:
+    """The checks of the cosine table that both patch experiments assert: the cap holds in
+    every batch, the best tau beats the table's, and the optimal critic beats the best
+    cosine."""
+    excess = max(float(np.max(max_minus_cap)), best_max_minus_cap)
+    return [
+        Check(
+            "cosine critic: no batch exceeds the cap, at any tau or the best",
+            excess <= 0.0,
+            f"largest batch value - cap {f4(excess)}",
+        ),
+        Check(
+            "the best tau does at least as well as every tau of the table",
+            bool(best_infonce >= np.max(infonce)),
+            f"{best_infonce:.4f} >= {np.max(infonce):.4f}",
+        ),
+        Check(
+            "the optimal critic beats the best cosine critic at the same K",
+            optimal > best_infonce,
+            f"{optimal:.4f} > {best_infonce:.4f}",
+        ),
+    ]

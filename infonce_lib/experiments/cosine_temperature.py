@@ -1,0 +1,274 @@
+r"""Chapter 6's experiment: the cosine critic's InfoNCE, its cap and the best temperature.
+
+The cosine cell of :mod:`.gaussian_patches`, alone, with the same code on the same pairs:
+the level ``cosine_level`` drawn by :func:`~infonce_lib.patch_level_pairs`; for each
+:math:`\tau` the batch values of :func:`~infonce_lib.infonce_at_beta` at
+:math:`\beta = 1/\tau` on the cosines of the raw patches (mean, SE, and the largest minus
+:func:`~infonce_lib.cosine_cap`); the best temperature by bounded scalar optimisation over
+:math:`\beta` in ``infonce_lib.temperature.BETA_BOUNDS`` (:func:`~infonce_lib.best_temperature`),
+with the slope and curvature there (:func:`~infonce_lib.infonce_beta_derivatives`); and the
+optimal critic :math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3
+(run over all ``batch_sizes`` of the level, so its digits are Table 2's). Every number of
+``gaussian-patches``' Table 3 comes out identical, and the other levels are not drawn.
+
+Examples
+--------
+>>> from infonce_lib.experiments import cosine_temperature
+>>> config = cosine_temperature.Config(m_pairs=2048, levels=(2.0,), batch_sizes=(4, 64),
+...                                    cosine_level=2.0, cosine_batch_size=64)
+>>> r = cosine_temperature.run(config)
+>>> r.level, r.batch_size, bool(np.all(r.max_minus_cap <= 0)), bool(r.curvature_at_best < 0)
+(2.0, 64, True, True)
+>>> cosine_temperature.report(config).results["K"]
+64
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bounds import mean_and_se
+from ..caps import cosine_cap
+from ..gaussian import _log_p_y, gaussian_field
+from ..patches import _cosine_table, _level_batch_values, _level_pairs
+from ..report import Check, Report, format_table
+from ..temperature import BETA_BOUNDS
+from . import gaussian_patches
+from ._shared import cosine_checks, f4, read_only
+
+NAME = "cosine-temperature"
+SUMMARY = "the cosine critic's InfoNCE, cap and best temperature at I = 6, K = 256"
+CHAPTER = "chapter 6"
+
+#: Values of the cap at K = 256, rounded to three decimals, that the chapter's text quotes
+#: (tau = 0.1, 0.2, 0.5, 1); the experiment checks that :func:`~infonce_lib.cosine_cap`
+#: reproduces them.
+QUOTED_CAPS_256 = {0.1: 5.545, 0.2: 5.534, 0.5: 3.810, 1.0: 1.975}
+
+#: The slope threshold of the interior-maximum check: |dI/dbeta| below it counts as zero.
+SLOPE_TOL = 1e-4
+_SLOPE_TOL_TEXT = f"1e{round(math.log10(SLOPE_TOL))}"  # "1e-4"
+
+
+@dataclass(frozen=True)
+class Config(gaussian_patches.Config):
+    """The configuration of :class:`.gaussian_patches.Config`, whose cosine cell is run.
+
+    The defaults are the book's protocol (:math:`I = 6`, :math:`K = 256`,
+    :math:`\\tau \\in \\{0.02, 0.05, 0.1, 0.2, 0.5, 1\\}`); validated on creation.
+    """
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`run` computes (arrays read-only, float64).
+
+    Attributes
+    ----------
+    level : float
+        The information level :math:`I` in nats.
+    batch_size : int
+        :math:`K`.
+    m_pairs : int
+        :math:`M`, pairs of the level; there are ``M // K`` batches.
+    sigma : float
+        The level's noise.
+    seed : int
+        The level's seed (its index in ``config.levels``).
+    taus : tuple of float
+        The temperatures of the table.
+    infonce, se, cap, max_minus_cap : numpy.ndarray, shape (T,)
+        Mean and SE over batches of InfoNCE for the critic ``cos / tau``; the cap
+        :func:`~infonce_lib.cosine_cap`; the largest batch value minus the cap.
+    best_tau, best_beta, best_infonce, best_cap, best_max_minus_cap : float
+        The best temperature over :math:`\\beta` in ``BETA_BOUNDS``, its mean bound, its cap
+        and its largest batch value minus the cap.
+    slope_at_best, curvature_at_best : float
+        Mean over batches of :math:`\\mathrm{d}I_{\\mathrm{NCE}}/\\mathrm{d}\\beta` and
+        :math:`\\mathrm{d}^2 I_{\\mathrm{NCE}}/\\mathrm{d}\\beta^2` at :math:`\\beta^\\star`.
+    optimal_critic, optimal_critic_se : float
+        Mean InfoNCE of :math:`\\log p(y|x)` at the same :math:`K`, and its SE.
+    config : Config
+        The configuration that produced it.
+    """
+
+    level: float
+    batch_size: int
+    m_pairs: int
+    sigma: float
+    seed: int
+    taus: tuple
+    infonce: np.ndarray
+    se: np.ndarray
+    cap: np.ndarray
+    max_minus_cap: np.ndarray
+    best_tau: float
+    best_beta: float
+    best_infonce: float
+    best_cap: float
+    best_max_minus_cap: float
+    slope_at_best: float
+    curvature_at_best: float
+    optimal_critic: float
+    optimal_critic_se: float
+    config: Config
+
+
+def run(config: Config = Config()) -> Result:
+    """Run the cosine cell (cached per process: the same ``config`` gives the same object).
+
+    Parameters
+    ----------
+    config : Config
+        The configuration; the default is the book's protocol.
+
+    Returns
+    -------
+    Result
+        Shared by every caller with the same configuration; its arrays are read-only.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a cosine_temperature.Config; got {type(config).__name__}")
+    return _run_cached(config)
+
+
+@functools.lru_cache(maxsize=4)
+def _run_cached(config: Config) -> Result:
+    field_ = gaussian_field(config.side, config.length_scale)
+    K = config.cosine_batch_size
+    li = config.levels.index(config.cosine_level)
+    sigma, x, y = _level_pairs(field_, config.cosine_level, li, config.m_pairs)
+    log_py = _log_p_y(y, field_, sigma)
+    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, config.batch_sizes)[K][0])
+    del log_py
+    table = _cosine_table(x, y, K, config.taus)
+    del x, y
+    best = table["best"]
+    _, slope, curvature = table.pop("objective").derivatives(best.beta)
+    return Result(
+        level=config.cosine_level,
+        batch_size=K,
+        m_pairs=config.m_pairs,
+        sigma=float(sigma),
+        seed=li,
+        taus=config.taus,
+        infonce=read_only(table["mean"]),
+        se=read_only(table["se"]),
+        cap=read_only(table["cap"]),
+        max_minus_cap=read_only(table["max_minus_cap"]),
+        best_tau=best.tau,
+        best_beta=best.beta,
+        best_infonce=best.infonce,
+        best_cap=cosine_cap(K, best.tau),
+        best_max_minus_cap=table["best_max_minus_cap"],
+        slope_at_best=float(slope.mean()),
+        curvature_at_best=float(curvature.mean()),
+        optimal_critic=optimal[0],
+        optimal_critic_se=optimal[1],
+        config=config,
+    )
+
+
+def _results(r: Result) -> dict:
+    """The JSON-able results of ``reproduce cosine-temperature --json`` (unrounded)."""
+    rows = [
+        {
+            "tau": float(t),
+            "infonce": float(r.infonce[ti]),
+            "se": float(r.se[ti]),
+            "cap": float(r.cap[ti]),
+            "max_minus_cap": float(r.max_minus_cap[ti]),
+        }
+        for ti, t in enumerate(r.taus)
+    ]
+    scalars = (
+        "sigma", "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
+        "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se",
+    )  # fmt: skip
+    out = {"I": float(r.level), "K": int(r.batch_size), "m_pairs": int(r.m_pairs)}
+    out.update({"sigma": float(r.sigma), "rows": rows})
+    out.update({k: float(getattr(r, k)) for k in scalars[1:]})
+    return out
+
+
+def _slope(v: float) -> str:
+    """The slope at the optimum, printed the same on every machine."""
+    return f"|dI/dbeta| < {SLOPE_TOL:.0e}" if abs(v) < SLOPE_TOL else f"dI/dbeta = {v:.1e}"
+
+
+def tables(r: Result) -> str:
+    """The chapter's table as text (4 decimals)."""
+    table = format_table(
+        ["tau", "InfoNCE", "SE", "cap", "max batch - cap"],
+        [
+            [t, r.infonce[ti], r.se[ti], r.cap[ti], f4(r.max_minus_cap[ti])]
+            for ti, t in enumerate(r.taus)
+        ],
+        ["g", ".4f", ".4f", ".4f", ""],
+    )
+    side = r.config.side
+    return "\n".join(
+        [
+            f"Cosine critic cos(x, y)/tau on raw {side}x{side} Gaussian patches: "
+            f"I = {r.level:g} nats, K = {r.batch_size},",
+            f"M = {r.m_pairs} pairs ({r.m_pairs // r.batch_size} batches), "
+            f"sigma = {r.sigma:.4f}, seed = {r.seed} (the level's index)",
+            table,
+            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}; bounded search, beta in "
+            f"[{BETA_BOUNDS[0]:g}, {BETA_BOUNDS[1]:g}])",
+            f"  InfoNCE = {r.best_infonce:.4f}, cap = {r.best_cap:.4f}, "
+            f"max batch - cap = {f4(r.best_max_minus_cap)}",
+            f"  slope {_slope(r.slope_at_best)}, curvature d2I/dbeta2 = {r.curvature_at_best:.2e}",
+            f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f} "
+            f"(SE {r.optimal_critic_se:.4f})",
+        ]
+    )
+
+
+def checks(r: Result) -> list[Check]:
+    """The checks of the chapter's experiment."""
+    out = []
+    if r.batch_size == 256:
+        got = {t: round(cosine_cap(256, t), 3) for t in QUOTED_CAPS_256}
+        out.append(
+            Check(
+                "the cap at K = 256 rounds to the quoted 5.545, 5.534, 3.810, 1.975 at "
+                "tau = 0.1, 0.2, 0.5, 1",
+                got == QUOTED_CAPS_256,
+                ", ".join(f"tau={t:g}: {v:.3f}" for t, v in got.items()),
+            )
+        )
+    cap_ok, best_ok, optimal_ok = cosine_checks(
+        r.max_minus_cap, r.best_max_minus_cap, r.infonce, r.best_infonce, r.optimal_critic
+    )
+    lo, hi = BETA_BOUNDS
+    interior = lo * 1.01 < r.best_beta < hi / 1.01
+    interior_ok = Check(
+        f"the best beta is an interior maximum: inside the interval, |dI/dbeta| < "
+        f"{_SLOPE_TOL_TEXT}, d2I/dbeta2 < 0",
+        bool(interior and abs(r.slope_at_best) < SLOPE_TOL and r.curvature_at_best < 0),
+        f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
+        f"curvature {r.curvature_at_best:.2e}",
+    )
+    return [*out, cap_ok, best_ok, interior_ok, optimal_ok]
+
+
+def report(config: Config = Config()) -> Report:
+    """``python -m infonce_lib reproduce cosine-temperature``: results, table and checks.
+
+    Returns
+    -------
+    Report
+        ``results``::
+
+            {"I", "K", "m_pairs", "sigma",
+             "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap"}, ...],
+             "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
+             "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se"}
+    """
+    r = run(config)
+    return Report(results=_results(r), tables=tables(r), checks=checks(r))

@@ -1,0 +1,109 @@
+r"""Adam, the optimiser that trains the critics of the bound family.
+
+Kingma & Ba (2015), Algorithm 1, for *minimising* an objective :math:`J(\theta)` with
+gradient :math:`g_t`:
+
+.. math::
+
+    m_t = \beta_1 m_{t-1} + (1 - \beta_1) g_t, \qquad
+    v_t = \beta_2 v_{t-1} + (1 - \beta_2) g_t^2,
+
+.. math::
+
+    \theta_t = \theta_{t-1} - \eta\, \frac{m_t / (1 - \beta_1^t)}
+    {\sqrt{v_t / (1 - \beta_2^t)} + \epsilon} .
+
+To maximise a bound, pass the negative of its gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import as_positive_scalar, as_real_array, as_real_scalar
+
+__all__ = ["Adam"]
+
+
+class Adam:
+    r"""Adam on a list of parameter arrays, updated in place.
+
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        Float64 arrays (e.g. a critic's ``params``); :meth:`step` modifies them in place.
+    lr : float, default 1e-3
+        The step size :math:`\eta > 0`.
+    betas : (float, float), default (0.9, 0.999)
+        Decay rates :math:`\beta_1, \beta_2 \in [0, 1)`.
+    eps : float, default 1e-8
+        :math:`\epsilon > 0`, added to the root of the second moment.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a parameter is not a float64 array, or a hyperparameter is out of range.
+
+    Examples
+    --------
+    Minimise :math:`(\theta - 3)^2` from 0:
+
+    >>> theta = np.zeros(1)
+    >>> opt = Adam([theta], lr=0.1)
+    >>> for _ in range(500):
+    ...     opt.step([2.0 * (theta - 3.0)])
+    >>> np.round(theta, 3)
+    array([3.])
+    """
+
+    def __init__(self, params, *, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        if not isinstance(params, list | tuple) or not params:
+            raise TypeError("params must be a non-empty list of float64 arrays")
+        for i, p in enumerate(params):
+            if not isinstance(p, np.ndarray) or p.dtype != np.float64:
+                raise TypeError(f"params[{i}] must be a float64 numpy array (updated in place)")
+        self.params = list(params)
+        self.lr = as_positive_scalar(lr, "lr")
+        if not isinstance(betas, list | tuple) or len(betas) != 2:
+            raise TypeError(f"betas must be a pair (beta1, beta2); got {betas!r}")
+        b1, b2 = (as_real_scalar(b, "betas") for b in betas)
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"betas must lie in [0, 1); got {betas!r}")
+        self.beta1, self.beta2 = b1, b2
+        self.eps = as_positive_scalar(eps, "eps")
+        self.t = 0
+        self._m = [np.zeros_like(p) for p in self.params]
+        self._v = [np.zeros_like(p) for p in self.params]
+
+    def step(self, grads) -> None:
+        r"""One update :math:`\theta \leftarrow \theta - \eta \hat m / (\sqrt{\hat v} + \epsilon)`.
+
+        Parameters
+        ----------
+        grads : list of array_like
+            One gradient per parameter, same shapes, finite.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If the gradients do not match the parameters or are not finite.
+        """
+        if not isinstance(grads, list | tuple) or len(grads) != len(self.params):
+            raise TypeError(f"grads must be a list of {len(self.params)} arrays, one per parameter")
+        self.t += 1
+        c1 = 1.0 - self.beta1**self.t
+        c2 = 1.0 - self.beta2**self.t
+        step = self.lr * math.sqrt(c2) / c1
+        eps = self.eps * math.sqrt(c2)
+        for i, (p, g, m, v) in enumerate(zip(self.params, grads, self._m, self._v, strict=True)):
+            g = as_real_array(g, f"grads[{i}]", ndim=p.ndim)
+            if g.shape != p.shape:
+                raise ValueError(f"grads[{i}] must have shape {p.shape}; got {g.shape}")
+            with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
+                m *= self.beta1
+                m += (1.0 - self.beta1) * g
+                v *= self.beta2
+                v += (1.0 - self.beta2) * g * g
+                p -= step * m / (np.sqrt(v) + eps)

@@ -1,0 +1,1 @@
+"""Fuzz specifications, one module per library module (see tests/fuzzing.py)."""

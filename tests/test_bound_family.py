@@ -1,0 +1,478 @@
+"""Tests for infonce_lib.bound_family and the bound-family experiment."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from infonce_lib import (
+    barber_agakov_bound,
+    bound_and_score_grad,
+    correlated_gaussian_critic,
+    correlated_gaussian_log_ratio,
+    correlated_gaussian_rho,
+    dv_bound,
+    infonce_bound,
+    interpolated_bound,
+    js_bound,
+    js_objective,
+    nwj_bound,
+    optimal_critic_estimates,
+    sample_correlated_gaussian,
+    tuba_bound,
+)
+from infonce_lib.experiments import bound_family as experiment
+from tests.reference import logsumexp_list
+
+# ---------------------------------------------------------------- references (plain loops)
+
+
+def _batches(F):
+    return np.asarray(F, dtype=float).tolist()
+
+
+def dv_reference(F):
+    out = []
+    for f in _batches(F):
+        K = len(f)
+        off = [f[i][j] for i in range(K) for j in range(K) if i != j]
+        joint = math.fsum(f[i][i] for i in range(K)) / K
+        out.append(joint - (logsumexp_list(off) - math.log(K * (K - 1))))
+    return np.array(out)
+
+
+def tuba_reference(F, b):
+    out = []
+    for f, bb in zip(_batches(F), np.asarray(b, dtype=float).tolist(), strict=True):
+        K = len(f)
+        joint = math.fsum(f[i][i] - bb[i] for i in range(K)) / K
+        marg = math.fsum(
+            math.exp(f[i][j] - bb[i]) for i in range(K) for j in range(K) if i != j
+        ) / (K * (K - 1))
+        out.append(1.0 + joint - marg)
+    return np.array(out)
+
+
+def _softplus(t):
+    return max(t, 0.0) + math.log1p(math.exp(-abs(t)))
+
+
+def js_reference(F):
+    out = []
+    for f in _batches(F):
+        K = len(f)
+        pos = math.fsum(-_softplus(-f[i][i]) for i in range(K)) / K
+        neg = math.fsum(_softplus(f[i][j]) for i in range(K) for j in range(K) if i != j)
+        out.append(pos - neg / (K * (K - 1)))
+    return np.array(out)
+
+
+def alpha_reference(F, b, alpha):
+    """Poole et al.'s I_alpha from a batch, every held-out pair j in turn."""
+    out = []
+    for f, bb in zip(_batches(F), np.asarray(b, dtype=float).tolist(), strict=True):
+        K = len(f)
+
+        def log_a(i, j, f=f, K=K, bb=bb):  # log(alpha mean_{k != j} e^f_ik + (1-alpha) e^b_i)
+            m = logsumexp_list([f[i][k] for k in range(K) if k != j]) - math.log(K - 1)
+            parts = []
+            if alpha > 0:
+                parts.append(math.log(alpha) + m)
+            if alpha < 1:
+                parts.append(math.log1p(-alpha) + bb[i])
+            return logsumexp_list(parts)
+
+        joint = math.fsum(f[i][i] - log_a(i, j) for i in range(K) for j in range(K) if i != j)
+        marg = math.fsum(
+            math.exp(f[i][j] - log_a(i, i)) for i in range(K) for j in range(K) if i != j
+        )
+        out.append(1.0 + (joint - marg) / (K * (K - 1)))
+    return np.array(out)
+
+
+def finite_difference(fun, F, h=1e-6):
+    G = np.zeros_like(F)
+    for idx in np.ndindex(F.shape):
+        Fp, Fm = F.copy(), F.copy()
+        Fp[idx] += h
+        Fm[idx] -= h
+        G[idx] = (fun(Fp)[idx[0]] - fun(Fm)[idx[0]]) / (2 * h)
+    return G
+
+
+scores_strategy = st.integers(3, 6).flatmap(
+    lambda K: arrays(
+        np.float64,
+        st.tuples(st.integers(1, 3), st.just(K), st.just(K)),
+        elements=st.floats(-20, 20, allow_nan=False),
+    )
+)
+
+
+# ---------------------------------------------------------------- against the references
+
+
+@given(scores_strategy)
+def test_dv_tuba_js_match_loops(F):
+    b = np.linspace(-1.0, 1.0, F.shape[0] * F.shape[1]).reshape(F.shape[:2])
+    np.testing.assert_allclose(dv_bound(F), dv_reference(F), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(tuba_bound(F, b), tuba_reference(F, b), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(js_objective(F), js_reference(F), rtol=1e-10, atol=1e-9)
+
+
+@given(scores_strategy, st.sampled_from([0.0, 0.01, 0.5, 1.0]))
+def test_interpolated_matches_loops(F, alpha):
+    b = np.linspace(-2.0, 2.0, F.shape[0] * F.shape[1]).reshape(F.shape[:2])
+    np.testing.assert_allclose(
+        interpolated_bound(F, b, alpha), alpha_reference(F, b, alpha), rtol=1e-9, atol=1e-8
+    )
+
+
+def test_special_cases_of_the_family(rng):
+    F = rng.normal(scale=2.0, size=(4, 6, 6))
+    # TUBA with log a = 1 and I_alpha at alpha = 0 with log a = 1 are NWJ
+    np.testing.assert_allclose(tuba_bound(F, 1.0), nwj_bound(F), rtol=1e-12)
+    np.testing.assert_allclose(interpolated_bound(F, 1.0, 0.0), nwj_bound(F), rtol=1e-12)
+    # JS is NWJ of the critic shifted by 1
+    np.testing.assert_allclose(js_bound(F), nwj_bound(F + 1.0), rtol=1e-12)
+    # I_1: InfoNCE with K - 1 candidates, averaged over the held-out column; the baseline
+    # plays no role
+    K = F.shape[-1]
+    held = []
+    for j in range(K):
+        keep = [k for k in range(K) if k != j]
+        sub = F[:, keep][:, :, keep]
+        held.append(infonce_bound(sub) * (K - 1))
+    expected = np.sum(held, axis=0) / (K * (K - 1))
+    np.testing.assert_allclose(interpolated_bound(F, 123.0, 1.0), expected, rtol=1e-10)
+
+
+def test_dv_and_infonce_ignore_constants_nwj_does_not(rng):
+    F = rng.normal(size=(3, 5, 5))
+    np.testing.assert_allclose(dv_bound(F + 4.0), dv_bound(F), atol=1e-12)
+    assert np.all(nwj_bound(F + 4.0) < nwj_bound(F))
+
+
+def test_barber_agakov_exact_with_true_density():
+    # h(Y) of N(0, I_d) and q = p(y | x): BA equals E[log p(y|x)] + h(Y) = I on average
+    d, info = 4, 1.5
+    rho = correlated_gaussian_rho(info, d)
+    X, Y = sample_correlated_gaussian(64 * 400, rho, d, seed=3)
+    F = correlated_gaussian_critic(X.reshape(400, 64, d), Y.reshape(400, 64, d), rho)
+    h = 0.5 * d * math.log(2 * math.pi * math.e)
+    v = barber_agakov_bound(F, h)
+    assert abs(v.mean() - info) < 4 * v.std(ddof=1) / math.sqrt(len(v))
+
+
+def test_barber_agakov_matches_diagonal(rng):
+    F = rng.normal(size=(2, 3, 3))
+    np.testing.assert_allclose(barber_agakov_bound(F, 2.5), 2.5 + np.diagonal(F, 0, 1, 2).mean(1))
+
+
+def test_interpolated_cap(rng):
+    F = rng.normal(scale=30.0, size=(50, 8, 8)) + 60.0 * np.eye(8)
+    for alpha in (0.01, 0.3, 1.0):
+        assert np.all(interpolated_bound(F, 0.0, alpha) <= 1 + math.log(7 / alpha) + 1e-9)
+
+
+def test_log_ratio_critic_against_scipy():
+    from scipy.stats import multivariate_normal
+
+    d, rho = 3, 0.6
+    X, Y = sample_correlated_gaussian(4, rho, d, seed=1)
+    R = correlated_gaussian_log_ratio(X, Y, rho)
+    for i in range(4):
+        for j in range(4):
+            cond = multivariate_normal(rho * X[j], (1 - rho**2) * np.eye(d)).logpdf(Y[i])
+            marg = multivariate_normal(np.zeros(d), np.eye(d)).logpdf(Y[i])
+            assert math.isclose(R[i, j], cond - marg, rel_tol=1e-12, abs_tol=1e-12)
+
+
+# ---------------------------------------------------------------- on the Gaussian, truth known
+
+
+@pytest.mark.parametrize("info", [1.0, 3.0])
+def test_optimal_critic_on_gaussian(info):
+    est = optimal_critic_estimates(info, dim=10, batch_size=32, n_batches=400, seed=5)
+    se = {k: v.std(ddof=1) / math.sqrt(len(v)) for k, v in est.items()}
+    # NWJ, JS (NWJ of 1 + log r) and I_alpha are lower bounds, tight at this critic
+    for k in ("nwj", "js"):
+        assert abs(est[k].mean() - info) < 4 * se[k], k
+    assert est["alpha"].mean() < info + 4 * se["alpha"]
+    # InfoNCE is below the information and every batch below log K
+    assert est["infonce"].mean() < info - 4 * se["infonce"] or info < 1.5
+    assert np.all(est["infonce"] <= math.log(32) + 1e-12)
+    # DV with a batch log-mean-exp is biased upwards
+    assert est["dv"].mean() > est["nwj"].mean()
+
+
+def test_optimal_critic_estimates_validation():
+    with pytest.raises(ValueError, match="information"):
+        optimal_critic_estimates(-1.0, seed=0)
+    with pytest.raises(TypeError, match="seed"):
+        optimal_critic_estimates(1.0, seed=None)
+    with pytest.raises(ValueError, match="alpha"):
+        optimal_critic_estimates(1.0, alpha=2.0, seed=0)
+
+
+# ---------------------------------------------------------------- gradients
+
+
+GRAD_CASES = [
+    ("infonce", {}, infonce_bound),
+    ("nwj", {}, nwj_bound),
+    ("dv", {}, dv_bound),
+    ("js", {}, js_objective),
+    ("tuba", {"log_baseline": "b"}, lambda F, b: tuba_bound(F, b)),
+    ("alpha", {"log_baseline": "b", "alpha": 0.0}, lambda F, b: interpolated_bound(F, b, 0.0)),
+    ("alpha", {"log_baseline": "b", "alpha": 0.01}, lambda F, b: interpolated_bound(F, b, 0.01)),
+    ("alpha", {"log_baseline": "b", "alpha": 0.6}, lambda F, b: interpolated_bound(F, b, 0.6)),
+    ("alpha", {"log_baseline": "b", "alpha": 1.0}, lambda F, b: interpolated_bound(F, b, 1.0)),
+]
+
+
+@pytest.mark.parametrize(("name", "kw", "fun"), GRAD_CASES)
+@pytest.mark.parametrize("dominant", [False, True])
+def test_score_gradients_match_finite_differences(name, kw, fun, dominant, rng):
+    F = rng.normal(scale=1.5, size=(2, 5, 5))
+    if dominant:  # positives far above the rest, and one off-diagonal row maximum
+        if name in ("nwj", "tuba") or kw.get("alpha") == 0.0:
+            pytest.skip("unnormalised: values near e^40 leave no digits for differences")
+        F[:, np.arange(5), np.arange(5)] += 25.0
+        F[0, 2, 4] += 40.0
+    b = rng.normal(size=(2, 5))
+    kwargs = {k: (b if v == "b" else v) for k, v in kw.items()}
+    f = (lambda G: fun(G, b)) if "log_baseline" in kw else fun
+    values, grad = bound_and_score_grad(F, name, **kwargs)
+    np.testing.assert_allclose(values, f(F), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, finite_difference(f, F), rtol=1e-6, atol=2e-8)
+
+
+def test_gradient_validation(rng):
+    F = rng.normal(size=(1, 4, 4))
+    with pytest.raises(ValueError, match="estimator"):
+        bound_and_score_grad(F, "mine")
+    with pytest.raises(ValueError, match="log_baseline"):
+        bound_and_score_grad(F, "tuba")
+    with pytest.raises(ValueError, match="alpha"):
+        bound_and_score_grad(F, "alpha", log_baseline=0.0)
+
+
+# ---------------------------------------------------------------- validation and extremes
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F: dv_bound(F),
+        lambda F: tuba_bound(F, 0.0),
+        lambda F: js_objective(F),
+        lambda F: js_bound(F),
+        lambda F: interpolated_bound(F, 0.0, 0.5),
+        lambda F: barber_agakov_bound(F, 1.0),
+    ],
+)
+def test_bad_scores_rejected(call):
+    with pytest.raises(ValueError, match="scores"):
+        call(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="square"):
+        call(np.zeros((1, 3, 4)))
+    with pytest.raises(ValueError, match="finite"):
+        call(np.full((1, 3, 3), np.nan))
+    with pytest.raises(TypeError, match="scores"):
+        call([[["a"] * 3] * 3])
+
+
+def test_argument_validation(rng):
+    F = rng.normal(size=(2, 4, 4))
+    with pytest.raises(ValueError, match="alpha"):
+        interpolated_bound(F, 0.0, 1.5)
+    with pytest.raises(TypeError, match="alpha"):
+        interpolated_bound(F, 0.0, "half")
+    with pytest.raises(ValueError, match="log_baseline"):
+        tuba_bound(F, np.zeros(3))
+    with pytest.raises(ValueError, match="K >= 3"):
+        interpolated_bound(np.zeros((1, 2, 2)), 0.0, 0.5)
+    with pytest.raises(ValueError, match="entropy"):
+        barber_agakov_bound(F, math.inf)
+
+
+def test_extreme_scores_finite_or_minus_inf_without_warnings():
+    F = np.zeros((1, 4, 4))
+    F[0, 0, 1] = 800.0  # e^800 overflows float64
+    assert np.isfinite(dv_bound(F)).all()
+    assert np.isfinite(js_objective(F)).all()
+    assert tuba_bound(F, 0.0)[0] == -math.inf
+    assert interpolated_bound(F, 0.0, 0.5)[0] > -math.inf
+    assert interpolated_bound(F, 0.0, 0.0)[0] == -math.inf
+    big = np.zeros((1, 4, 4)) + 700.0 * np.eye(4)
+    assert np.isfinite(interpolated_bound(big, 0.0, 0.01)).all()
+
+
+def test_inputs_not_modified(rng):
+    F = rng.normal(size=(2, 4, 4))
+    keep = F.copy()
+    for call in (dv_bound, js_objective, js_bound, lambda G: interpolated_bound(G, 0.0, 0.3)):
+        call(F)
+    bound_and_score_grad(F, "alpha", log_baseline=0.0, alpha=0.3)
+    np.testing.assert_array_equal(F, keep)
+
+
+# ---------------------------------------------------------------- the experiment
+
+SMALL = experiment.Config(levels=(2.0, 6.0), steps_per_level=40, optimal_batches=20)
+
+
+def test_experiment_json_keys_and_shapes():
+    rep = experiment.report(SMALL)
+    data = json.loads(json.dumps(rep.results))
+    assert data["batch_size"] == 64 and isinstance(data["batch_size"], int)
+    assert data["levels"] == [2.0, 6.0]
+    assert set(data["estimators"]) == {"infonce", "nwj", "dv", "js", "alpha"}
+    for v in data["estimators"].values():
+        assert set(v) == {"mean", "sd"} and len(v["mean"]) == len(v["sd"]) == 2
+    assert set(data["optimal_critic"]) == set(data["estimators"])
+    assert "InfoNCE" in rep.tables and rep.checks
+
+
+def test_experiment_is_reproducible():
+    a, b = experiment.run(SMALL), experiment.run(SMALL)
+    for k in a.mean:
+        np.testing.assert_array_equal(a.trace[k], b.trace[k])
+        np.testing.assert_array_equal(a.optimal_mean[k], b.optimal_mean[k])
+
+
+def test_experiment_trace_and_summaries():
+    r = experiment.run(SMALL)
+    assert np.all(r.trace["infonce"] <= math.log(64) + 1e-12)  # every batch, any critic
+    assert r.trace["nwj"].shape == (80,)
+    tail = r.trace["dv"].reshape(2, 40)[:, -10:]
+    np.testing.assert_allclose(r.mean["dv"], tail.mean(axis=1))
+    np.testing.assert_allclose(r.sd["dv"], tail.std(axis=1, ddof=1))
+
+
+def test_experiment_checks_can_fail():
+    r = experiment.run(SMALL)
+    bad = experiment.Result(
+        config=r.config,
+        trace=r.trace,
+        mean={**r.mean, "infonce": r.mean["infonce"] + 10.0},
+        sd={**r.sd, "nwj": r.sd["infonce"]},
+        optimal_mean=r.optimal_mean,
+        optimal_sd=r.optimal_sd,
+        skipped=r.skipped,
+    )
+    failed = [c.description for c in experiment.checks(bad) if not c.passed]
+    assert any("log K" in d for d in failed)
+    assert any("NWJ's sd" in d for d in failed)
+
+
+@pytest.mark.parametrize(
+    ("kw", "err"),
+    [
+        ({"levels": ()}, TypeError),
+        ({"levels": (2.0, -1.0)}, ValueError),
+        ({"batch_size": 2}, ValueError),
+        ({"steps_per_level": 0}, ValueError),
+        ({"tail": 0.001}, ValueError),
+        ({"alpha": 1.5}, ValueError),
+        ({"learning_rate": 0.0}, ValueError),
+        ({"seed": -1}, ValueError),
+    ],
+)
+def test_config_validation(kw, err):
+    with pytest.raises(err):
+        experiment.Config(**kw)
+
+
+# ---------------------------------------------------------------- the exercise's checker
+
+
+def test_checker_accepts_the_library_and_reports_stub(capsys):
+    from infonce_lib import check_nwj_bound
+
+    assert check_nwj_bound(lambda F: float(nwj_bound(np.asarray(F)[None])[0]), verbose=False)
+
+    def stub(F):
+        raise NotImplementedError
+
+    assert check_nwj_bound(stub) is None
+    assert "not attempted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("mistake", "hint"),
+    [
+        ("diagonal in the marginal term", "off-diagonal"),
+        ("forgets the 1/e", "e^(-1)"),
+        ("DV instead of NWJ", "Donsker"),
+        ("divides by K^2", "K(K-1)"),
+        ("overwrites the input", "in place"),
+    ],
+)
+def test_checker_names_each_mistake(mistake, hint, capsys):
+    from infonce_lib import check_nwj_bound, nwj_mistakes
+
+    assert check_nwj_bound(nwj_mistakes()[mistake]) is False
+    assert hint in capsys.readouterr().out.replace("\n      ", " ")
+
+
+def test_checker_reports_errors_without_raising(capsys):
+    from infonce_lib import check_nwj_bound
+
+    assert check_nwj_bound(lambda F: 1 / 0) is False
+    assert "ZeroDivisionError" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="fn"):
+        check_nwj_bound(3)
+
+
+@pytest.mark.parametrize("where", ["off", "diag", "two_off"])
+def test_far_extremes_give_a_value_or_a_clear_error(where, rng):
+    # entries of +-1.7e308: a finite value, -inf for an overflowing exponential term, or
+    # ValueError; never NaN, +inf or a RuntimeWarning (pytest turns those into errors)
+    F = rng.normal(size=(2, 4, 4))
+    if where == "off":
+        F[0, 1, 2], F[0, 2, 1] = 1.7e308, -1.7e308
+    elif where == "diag":
+        F[0, 1, 1], F[0, 1, 2] = 1.7e308, -1.7e308
+    else:
+        F[0, 1, 2], F[0, 2, 3] = 1.7e308, 1.7e308
+    calls = [
+        dv_bound,
+        js_objective,
+        js_bound,
+        lambda G: tuba_bound(G, 0.0),
+        lambda G: interpolated_bound(G, 0.0, 0.5),
+        lambda G: interpolated_bound(G, 0.0, 0.0),
+        lambda G: bound_and_score_grad(G, "infonce")[0],
+        lambda G: bound_and_score_grad(G, "dv")[0],
+        lambda G: bound_and_score_grad(G, "js")[0],
+        lambda G: bound_and_score_grad(G, "alpha", log_baseline=0.0, alpha=0.5)[0],
+    ]
+    for call in calls:
+        try:
+            v = call(F)
+        except ValueError as exc:
+            assert "rescale" in str(exc)
+            continue
+        assert not np.isnan(v).any() and not np.isposinf(v).any()
+
+
+def test_tuba_tight_with_the_marginal_as_baseline():
+    # critic log p(y|x) with baseline a(y) = p(y): e^f / a = r, so TUBA = 1 + I - 1 = I
+    d, info, K, B = 6, 2.0, 32, 400
+    rho = correlated_gaussian_rho(info, d)
+    X, Y = sample_correlated_gaussian(K * B, rho, d, seed=11)
+    X, Y = X.reshape(B, K, d), Y.reshape(B, K, d)
+    F = correlated_gaussian_critic(X, Y, rho)
+    log_py = -0.5 * d * math.log(2 * math.pi) - 0.5 * np.einsum("bid,bid->bi", Y, Y)
+    v = tuba_bound(F, log_py)
+    assert abs(v.mean() - info) < 4 * v.std(ddof=1) / math.sqrt(B)
+    # the same critic shifted by the baseline is the log ratio: TUBA(a = 1) agrees
+    np.testing.assert_allclose(tuba_bound(F - log_py[..., None], 0.0), v, rtol=1e-10)

@@ -1,0 +1,81 @@
+"""Tests for infonce_lib.exercises.limits: right answers pass, each usual mistake is named."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from infonce_lib.exercises.limits import check_min_batch_size, min_batch_size_mistakes
+
+
+def _flat(out: str) -> str:
+    return " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda I: math.ceil(math.exp(I)),
+        lambda I: int(np.ceil(np.exp(I))),
+        lambda I: float(np.ceil(np.exp(I))),  # a whole float passes too
+        lambda I: next(k for k in range(1, 10**6) if math.log(k) >= I),
+    ],
+)
+def test_right_answers_pass(fn, capsys):
+    assert check_min_batch_size(fn) is True
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and out.count("PASS") == 5 and "All cases pass." in out
+
+
+# mistake -> words that some FAIL line must contain
+EXPECTED = {
+    "bits": "2^I",
+    "decimal": "10^I",
+    "rounds down": "rounded down",
+    "rounds to nearest": "to the nearest",
+    "one too many": "one too many",
+    "squares": "e^(2I)",
+    "returns I": "invert log K >= I",
+    "not rounded": "whole number of pairs",
+}
+
+
+def test_every_mistake_is_listed():
+    assert set(min_batch_size_mistakes()) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_mistake_is_named(name, capsys):
+    assert check_min_batch_size(min_batch_size_mistakes()[name]) is False
+    out = _flat(capsys.readouterr().out)
+    assert EXPECTED[name] in out, out
+    assert "see the hints above" not in out
+    assert "each FAIL line says what went wrong" in out
+
+
+def test_ambiguous_values_are_not_named(capsys):
+    # At I = 0.5, e^(2I) rounds up to 3, as does ceil(e^I) + 1: neither hint is given there.
+    check_min_batch_size(min_batch_size_mistakes()["squares"])
+    first = _flat(capsys.readouterr().out).split(" FAIL ")[0]
+    assert first.startswith("FAIL I = 0.5 nats: expected 2 (log 2 = 0.6931), got 3")
+    assert "one too many" not in first and "e^(2I)" not in first
+
+
+def test_not_attempted_quiet_and_errors(capsys):
+    def stub(information):
+        raise NotImplementedError
+
+    assert check_min_batch_size(stub) is False
+    assert "not attempted yet" in capsys.readouterr().out
+    assert check_min_batch_size(lambda I: 7, verbose=False) is False
+    assert capsys.readouterr().out == ""
+    assert check_min_batch_size(lambda I: "eight") is False
+    assert "not a number" in capsys.readouterr().out
+    assert check_min_batch_size(lambda I: 1 / 0) is False
+    assert "raised ZeroDivisionError" in capsys.readouterr().out
+    assert check_min_batch_size(lambda I: math.inf) is False
+    assert "whole number" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="fn must be a callable"):
+        check_min_batch_size(None)

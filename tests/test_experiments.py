@@ -1,0 +1,126 @@
+"""The cosine-temperature experiment: the cosine cell of the Gaussian patches, alone.
+
+(The other experiments are tested beside their math modules: tests/test_nce.py,
+tests/test_patches.py, tests/test_limits.py; the template by tests/test_layout.py.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from infonce_lib import (
+    best_temperature,
+    cosine_cap,
+    cosine_scores,
+    infonce_at_beta,
+    infonce_beta_derivatives,
+    patch_level_pairs,
+)
+from infonce_lib.experiments import EXPERIMENTS, cosine_temperature, gaussian_patches
+
+SMALL = {
+    "m_pairs": 4096,
+    "levels": (1.0, 12.0),
+    "batch_sizes": (4, 16, 64, 256),
+    "cosine_level": 12.0,
+    "cosine_batch_size": 64,
+}
+CONFIG = cosine_temperature.Config(**SMALL)
+ROW_KEYS = {"tau", "infonce", "se", "cap", "max_minus_cap"}
+RESULT_KEYS = {
+    "I", "K", "m_pairs", "sigma", "rows", "best_tau", "best_beta", "best_infonce", "best_cap",
+    "best_max_minus_cap", "slope_at_best", "curvature_at_best", "optimal_critic",
+    "optimal_critic_se",
+}  # fmt: skip
+
+
+def test_cosine_cell_is_gaussian_patches_digit_for_digit():
+    full = gaussian_patches.run(gaussian_patches.Config(**SMALL))
+    cell = cosine_temperature.run(CONFIG)
+    np.testing.assert_array_equal(cell.infonce, full.cosine_infonce)
+    np.testing.assert_array_equal(cell.se, full.cosine_se)
+    np.testing.assert_array_equal(cell.cap, full.cosine_cap)
+    np.testing.assert_array_equal(cell.max_minus_cap, full.cosine_max_minus_cap)
+    assert (cell.best_tau, cell.best_infonce) == (full.best_tau, full.best_infonce)
+    assert cell.best_max_minus_cap == full.best_max_minus_cap
+    assert cell.optimal_critic == full.optimal_critic
+    assert cell.sigma == full.sigma[SMALL["levels"].index(SMALL["cosine_level"])]
+
+
+def test_cosine_cell_matches_the_public_functions():
+    cell = cosine_temperature.run(CONFIG)
+    sigma, x, y = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"])
+    assert sigma == cell.sigma
+    S = cosine_scores(x, y, 64)
+    for ti, tau in enumerate(cell.taus):
+        v = infonce_at_beta(S, 1 / tau)
+        assert cell.infonce[ti] == pytest.approx(v.mean(), abs=1e-12)
+        assert cell.max_minus_cap[ti] == pytest.approx(v.max() - cosine_cap(64, tau), abs=1e-12)
+    best = best_temperature(S)
+    assert cell.best_beta == pytest.approx(best.beta, rel=1e-12)
+    d = infonce_beta_derivatives(S, best.beta)
+    assert cell.slope_at_best == pytest.approx(d.first.mean(), abs=1e-12)
+    assert cell.curvature_at_best == pytest.approx(d.second.mean(), rel=1e-10)
+
+
+def test_cosine_cell_cached_read_only_and_checked():
+    a = cosine_temperature.run(CONFIG)
+    assert cosine_temperature.run(CONFIG) is a
+    with pytest.raises(ValueError, match="read-only"):
+        a.infonce[0] = 0.0
+    checks = cosine_temperature.checks(a)
+    assert all(c.passed for c in checks)
+    bad = dataclasses.replace(a, best_max_minus_cap=0.01)
+    failed = [c.description for c in cosine_temperature.checks(bad) if not c.passed]
+    assert len(failed) == 1 and "no batch exceeds the cap" in failed[0]
+    with pytest.raises(ValueError, match="cosine_batch_size must be one of"):
+        cosine_temperature.Config(**{**SMALL, "cosine_batch_size": 32})
+
+
+def test_cosine_json_schema_on_a_small_run():
+    res = cosine_temperature.report(CONFIG).results
+    assert set(res) == RESULT_KEYS
+    assert [set(row) for row in res["rows"]] == [ROW_KEYS] * 6
+    assert json.loads(json.dumps(res)) == res
+
+
+def test_registered():
+    assert EXPERIMENTS["cosine-temperature"] is cosine_temperature
+    assert cosine_temperature.CHAPTER == "chapter 6"
+    with pytest.raises(TypeError, match=r"config must be a cosine_temperature\.Config"):
+        cosine_temperature.run(gaussian_patches.Config(**SMALL))
+
+
+def test_full_command_prints_the_chapters_table(tmp_path):
+    # The book's protocol: I = 6, K = 256, M = 65,536 (about 1-2 s).
+    out = tmp_path / "cosine.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infonce_lib",
+            "reproduce",
+            "cosine-temperature",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and "best tau = 0.0296" in done.stdout
+    res = json.loads(out.read_text())
+    assert (res["I"], res["K"], res["m_pairs"]) == (6.0, 256, 65536)
+    assert [row["tau"] for row in res["rows"]] == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    # Table 3 of gaussian-patches, to its printed 4 decimals.
+    assert [round(row["infonce"], 4) for row in res["rows"]] == [
+        4.3908, 4.2602, 3.1895, 1.9409, 0.8676, 0.4494,
+    ]  # fmt: skip
+    assert round(res["best_infonce"], 4) == 4.5045 and round(res["optimal_critic"], 4) == 4.6416
+    assert all(row["max_minus_cap"] <= 0 for row in res["rows"])
