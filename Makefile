@@ -2,8 +2,10 @@
 #   make book   builds the website into _build/html (creates .venv on first use)
 #   make test   runs everything: lint, library tests, nbval over every chapter (with one and
 #               with two BLAS threads), strict build, and the offline browser test of the site
-# Other targets: fuzz (property tests with fresh draws, many examples), lab, notebooks
-# (re-execute and store outputs), bench, clean.
+# Other targets: fuzz (property tests with fresh draws, many examples), lab (JupyterLab on the
+# chapters; options via LAB_ARGS), kernel (register the book's kernel for your own Jupyter or
+# VS Code), notebooks (re-execute and store outputs), lock (refresh requirements/*.txt), bench,
+# clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -18,37 +20,61 @@ export PYTHONHASHSEED       := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 BOOK_STAMP := $(VENV)/.installed-book
+LAB_STAMP  := $(VENV)/.installed-lab
 TEST_STAMP := $(VENV)/.installed-test
+# The lock files: the exact versions that produced the stored outputs (see `make lock`).
+# book.txt and lab.txt are the subsets of test.txt that `make book` and `make lab` need.
+LOCK_DIR   := requirements
+# The kernel the notebooks name (their kernelspec metadata; tools/notebooks.py writes it).
+KERNEL_NAME    := infonce
+KERNEL_DISPLAY := Python 3 (infonce)
+LAB_ARGS   ?=
+UV_VERSION := 0.13.8
 NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
               -p no:cacheprovider
 
-.PHONY: book test lint unit fuzz nbval prose nbval-2threads build-strict site lab notebooks bench clean
+.PHONY: book test lint unit fuzz nbval prose nbval-2threads build-strict site lab-test lab \
+        kernel notebooks lock bench clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 
-$(BOOK_STAMP): pyproject.toml | $(BIN)/pip
-	$(BIN)/pip install --quiet -e ".[book]"
+# Each stamp installs one lock file exactly (no resolver, no newer versions), then the project
+# itself without dependencies, checks that the result is consistent, and registers the
+# notebooks' kernel inside .venv (so the venv's own Jupyter and tools/notebooks.py find it).
+define install_lock
+	$(BIN)/pip install --quiet --no-deps -r $(LOCK_DIR)/$(1).txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip check
+	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) \
+	    --display-name "$(KERNEL_DISPLAY)" >/dev/null
+endef
+
+$(BOOK_STAMP): $(LOCK_DIR)/book.txt pyproject.toml | $(BIN)/pip
+	$(call install_lock,book)
 	touch $@
 
-$(TEST_STAMP): pyproject.toml | $(BIN)/pip
-	$(BIN)/pip install --quiet -e ".[book,test]"
+$(LAB_STAMP): $(LOCK_DIR)/lab.txt pyproject.toml | $(BIN)/pip
+	$(call install_lock,lab)
 	touch $@ $(BOOK_STAMP)
+
+$(TEST_STAMP): $(LOCK_DIR)/test.txt pyproject.toml | $(BIN)/pip
+	$(call install_lock,test)
+	touch $@ $(LAB_STAMP) $(BOOK_STAMP)
 
 book: $(BOOK_STAMP)
 	$(BIN)/jupyter-book build . --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 test: $(TEST_STAMP)
-	$(MAKE) lint unit nbval prose nbval-2threads build-strict site
+	$(MAKE) lint unit nbval prose nbval-2threads build-strict site lab-test
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 unit: $(TEST_STAMP)
-	$(PY) -m pytest --doctest-modules infonce_lib tests --ignore=tests/site
+	$(PY) -m pytest --doctest-modules infonce_lib tests --ignore=tests/site --ignore=tests/lab
 
 # Exploration, not part of `make test`: the property and fuzz tests with fresh random draws
 # and many more examples (Hypothesis profile "explore", see tests/conftest.py).
@@ -76,9 +102,21 @@ build-strict: $(TEST_STAMP)
 site: $(TEST_STAMP)
 	$(PY) -m pytest tests/site
 
-lab: $(TEST_STAMP)
-	$(BIN)/pip install --quiet -e ".[lab]"
-	cd chapters && ../$(BIN)/jupyter lab
+# Every chapter opened in JupyterLab (headless Chromium) opens unmodified and shows the same
+# numbers in its prose as the built site, with boxes and math; chapter 2 also runs to the end
+# (LAB_TEST_RUN=all: every chapter). A bare second Jupyter runs a chapter via `make kernel`.
+lab-test: $(TEST_STAMP)
+	$(PY) -m pytest tests/lab
+
+# JupyterLab on chapters/ with the book's kernel. Options go through LAB_ARGS, e.g.
+#   make lab LAB_ARGS="--no-browser --port 8899"       (as root in a container: --allow-root)
+lab: $(LAB_STAMP)
+	cd chapters && ../$(BIN)/jupyter lab $(LAB_ARGS)
+
+# Register the book's kernel for your own Jupyter, VS Code or any other front end (user-wide,
+# pointing at this clone's .venv). Undo with `jupyter kernelspec remove infonce`.
+kernel: $(BOOK_STAMP)
+	$(PY) -m ipykernel install --user --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
 
 # Benchmarks (not timed tests): one table, JSON in _build/bench/. Installs the optional
 # PyTorch peer (torch==2.13.0, a CPU build on this machine's disk) into .venv.
@@ -88,6 +126,19 @@ bench: $(TEST_STAMP)
 
 notebooks: $(TEST_STAMP)
 	$(PY) tools/notebooks.py execute $$($(PY) tools/notebooks.py list)
+
+# Refresh the lock files after editing the dependencies in pyproject.toml. Existing pins are
+# kept where they still fit; `make lock LOCK_ARGS=--upgrade` moves everything to the newest
+# allowed versions (then run `make notebooks` and `make test`: the outputs may change).
+# Locks are universal (every platform) for Python >= 3.11.5.
+LOCK_ARGS ?=
+UV_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11.5 \
+             --annotation-style line --custom-compile-command "make lock" --quiet $(LOCK_ARGS)
+lock: | $(BIN)/pip
+	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(UV_COMPILE) --extra book --extra lab --extra test -o $(LOCK_DIR)/test.txt
+	$(UV_COMPILE) --extra book --extra lab -c $(LOCK_DIR)/test.txt -o $(LOCK_DIR)/lab.txt
+	$(UV_COMPILE) --extra book -c $(LOCK_DIR)/test.txt -o $(LOCK_DIR)/book.txt
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache

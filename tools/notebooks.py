@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import os
+import platform
 import re
 import sys
 from pathlib import Path
@@ -36,9 +37,13 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+# The kernel the notebooks ask for: `make` registers it inside .venv, `make kernel` for the
+# reader's own Jupyter or VS Code. Both dicts are exactly what JupyterLab writes when it
+# connects that kernel, so opening a chapter leaves it unmodified (for the Python version below).
+KERNELSPEC = {"name": "infonce", "display_name": "Python 3 (infonce)", "language": "python"}
 LANGUAGE_INFO = {
     "name": "python",
+    "version": platform.python_version(),  # the Python that produced the stored outputs
     "pygments_lexer": "ipython3",
     "codemirror_mode": {"name": "ipython", "version": 3},
     "file_extension": ".py",
