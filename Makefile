@@ -79,7 +79,7 @@ unit: $(TEST_STAMP)
 # Exploration, not part of `make test`: the property and fuzz tests with fresh random draws
 # and many more examples (Hypothesis profile "explore", see tests/conftest.py).
 fuzz: $(TEST_STAMP)
-	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q tests --ignore=tests/site
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q tests --ignore=tests/site --ignore=tests/lab
 
 nbval: $(TEST_STAMP)
 	$(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)

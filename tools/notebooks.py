@@ -92,8 +92,8 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def problems(nb: nbformat.NotebookNode) -> list[str]:
     """What keeps a notebook from being clean (an empty list when it is)."""
     found = []
-    if nb.metadata.get("kernelspec", {}).get("name") != "python3":
-        found.append("kernelspec.name is not python3")
+    if nb.metadata.get("kernelspec") != KERNELSPEC:
+        found.append(f"kernelspec is not {KERNELSPEC}")
     if nb.metadata.get("language_info", {}).get("pygments_lexer") != "ipython3":
         found.append("language_info.pygments_lexer is not ipython3")
     extra = set(nb.metadata) - {"kernelspec", "language_info"}
@@ -158,7 +158,7 @@ def run(nb: nbformat.NotebookNode, directory: Path) -> None:
         os.environ[var] = "1"
     client = NotebookClient(
         nb,
-        kernel_name="python3",
+        kernel_name=KERNELSPEC["name"],
         timeout=600,
         record_timing=False,
         resources={"metadata": {"path": str(directory.resolve())}},
