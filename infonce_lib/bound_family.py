@@ -133,7 +133,7 @@ def barber_agakov_bound(scores, entropy: float) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`; if ``entropy`` is not a finite real.
+        As :func:`~infonce_lib.infonce_bound`; if ``entropy`` is not a finite real.
 
     Examples
     --------
@@ -181,7 +181,7 @@ def dv_bound(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`.
+        As :func:`~infonce_lib.infonce_bound`.
 
     Examples
     --------
@@ -218,7 +218,7 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
 
     Both terms are plain means, so the batch value is an unbiased estimate of a lower bound;
     the exponential term makes its variance grow like :math:`e^{I}` for a good critic.
-    With :math:`\log a = 1` it is :func:`~infonce_lib.bounds.nwj_bound`.
+    With :math:`\log a = 1` it is :func:`~infonce_lib.nwj_bound`.
 
     Parameters
     ----------
@@ -235,7 +235,7 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`; if ``log_baseline`` has the wrong shape.
+        As :func:`~infonce_lib.infonce_bound`; if ``log_baseline`` has the wrong shape.
 
     Examples
     --------
@@ -285,7 +285,7 @@ def js_objective(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`.
+        As :func:`~infonce_lib.infonce_bound`.
 
     Examples
     --------
@@ -330,7 +330,7 @@ def js_bound(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`.
+        As :func:`~infonce_lib.infonce_bound`.
 
     Examples
     --------
@@ -431,7 +431,7 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.bounds.infonce_bound`; if ``K < 3``, ``alpha`` is outside
+        As :func:`~infonce_lib.infonce_bound`; if ``K < 3``, ``alpha`` is outside
         ``[0, 1]`` or ``log_baseline`` has the wrong shape.
 
     Examples
@@ -580,8 +580,8 @@ def bound_and_score_grad(
 
     Each estimator's critic is trained by gradient ascent on its own objective (Poole et
     al., 2019, section 4): the bound itself for ``"infonce"``
-    (:func:`~infonce_lib.bounds.infonce_bound`), ``"nwj"``
-    (:func:`~infonce_lib.bounds.nwj_bound`), ``"dv"`` (:func:`dv_bound`), ``"tuba"``
+    (:func:`~infonce_lib.infonce_bound`), ``"nwj"``
+    (:func:`~infonce_lib.nwj_bound`), ``"dv"`` (:func:`dv_bound`), ``"tuba"``
     (:func:`tuba_bound`) and ``"alpha"`` (:func:`interpolated_bound`), and the
     Jensen–Shannon objective :func:`js_objective` for ``"js"``. The gradient
     :math:`\partial v_b / \partial F_{bij}` is analytic; back-propagate it through the
@@ -648,7 +648,7 @@ def bound_and_score_grad(
 def correlated_gaussian_log_ratio(X, Y, rho: float) -> np.ndarray:
     r"""The log density ratio :math:`\log p(y \mid x) / p(y)` for every pairing in a batch.
 
-    For the correlated Gaussian of :func:`~infonce_lib.limits.sample_correlated_gaussian`
+    For the correlated Gaussian of :func:`~infonce_lib.sample_correlated_gaussian`
     (:math:`y \sim \mathcal{N}(0, I_d)` marginally),
 
     .. math::
@@ -657,7 +657,7 @@ def correlated_gaussian_log_ratio(X, Y, rho: float) -> np.ndarray:
 
     the critic that is optimal for DV and JS (and, plus 1, for NWJ); its mean on the
     positives is the information. Built on
-    :func:`~infonce_lib.limits.correlated_gaussian_critic`.
+    :func:`~infonce_lib.correlated_gaussian_critic`.
 
     Parameters
     ----------
@@ -673,7 +673,7 @@ def correlated_gaussian_log_ratio(X, Y, rho: float) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.limits.correlated_gaussian_critic`.
+        As :func:`~infonce_lib.correlated_gaussian_critic`.
 
     Examples
     --------
@@ -706,8 +706,8 @@ def optimal_critic_estimates(
     information is ``information`` nats (Poole et al., 2019, section 4 and Fig. 3), with
     :math:`r = p(y \mid x)/p(y)` from :func:`correlated_gaussian_log_ratio`:
 
-    - ``"infonce"``: :func:`~infonce_lib.bounds.infonce_bound` of :math:`\log r`;
-    - ``"nwj"``: :func:`~infonce_lib.bounds.nwj_bound` of :math:`1 + \log r`;
+    - ``"infonce"``: :func:`~infonce_lib.infonce_bound` of :math:`\log r`;
+    - ``"nwj"``: :func:`~infonce_lib.nwj_bound` of :math:`1 + \log r`;
     - ``"dv"``: :func:`dv_bound` of :math:`\log r`;
     - ``"js"``: :func:`js_bound` of :math:`\log r` (the JS optimum, shifted inside);
     - ``"alpha"``: :func:`interpolated_bound` of :math:`\log r` with the constant baseline

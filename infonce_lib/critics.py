@@ -12,7 +12,7 @@ Two architectures of Poole et al. (2019, section 4), both small ReLU multilayer 
 Both return scores in the book's convention, ``F[i, j] = f(x_j, y_i)`` (rows the
 :math:`y_i`, columns the candidates :math:`x_j`), and a ``backward`` that turns the
 gradient of any objective with respect to ``F`` into gradients for every parameter, in the
-order of ``params``. An optimiser such as :class:`~infonce_lib.optim.Adam` updates
+order of ``params``. An optimiser such as :class:`~infonce_lib.Adam` updates
 ``params`` in place.
 """
 

@@ -201,7 +201,7 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1, *, chunk_size: int | None = 
     chunk_size : int, optional
         ``None`` (default): form the ``(N, N)`` matrix of logits. An integer: never form it;
         stream over blocks of ``chunk_size x chunk_size`` logits with an online
-        log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`); the two
+        log-sum-exp (:func:`~infonce_lib.contrastive_log_probs_streaming`); the two
         agree to rounding.
 
     Returns
@@ -462,9 +462,9 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
         :math:`\tau > 0`.
     chunk_size : int, optional
         ``None`` (default): form the ``(2N, 2N)`` matrix of logits and apply the general
-        core (:func:`~infonce_lib.core.contrastive_log_probs`). An integer: never form it;
+        core (:func:`~infonce_lib.contrastive_log_probs`). An integer: never form it;
         stream over blocks of ``chunk_size`` x ``chunk_size`` logits with an online
-        log-sum-exp (:func:`~infonce_lib.core.contrastive_log_probs_streaming`), so the extra
+        log-sum-exp (:func:`~infonce_lib.contrastive_log_probs_streaming`), so the extra
         memory is ``chunk_size**2`` floats plus the ``(2N, D)`` normalised views. The two
         paths agree to rounding (about 1e-15 relative). ``make bench`` compares their
         speed and memory (``DEFAULT_CHUNK_SIZE`` is a good value).
@@ -984,8 +984,8 @@ def hardest_negative_triplet_loss(cosines) -> np.ndarray:
         T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
         = \frac1K \sum_i \max(0, -m_{bi})
 
-    with :math:`m` the :func:`~infonce_lib.temperature.positive_margins`. It is the limit
-    of :func:`~infonce_lib.temperature.tau_scaled_loss` as :math:`\tau \to 0`; a triplet
+    with :math:`m` the :func:`~infonce_lib.positive_margins`. It is the limit
+    of :func:`~infonce_lib.tau_scaled_loss` as :math:`\tau \to 0`; a triplet
     loss in the sense of Schroff et al. (2015, FaceNet), here on cosines, with margin 0 and
     only the hardest negative of the batch; and minus the limit of the slope
     :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as :math:`\beta \to \infty`.
@@ -1005,7 +1005,7 @@ def hardest_negative_triplet_loss(cosines) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.temperature.infonce_at_beta`.
+        As :func:`~infonce_lib.infonce_at_beta`.
 
     Examples
     --------
@@ -1051,7 +1051,7 @@ def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.temperature.infonce_at_beta`, or ``margin`` not finite and positive.
+        As :func:`~infonce_lib.infonce_at_beta`, or ``margin`` not finite and positive.
 
     Examples
     --------

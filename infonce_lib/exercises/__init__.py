@@ -351,7 +351,7 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     that these values are distinct). A value right to about seven significant digits but
     not to nine is float32 arithmetic, and both numbers are printed with enough digits to
     show the difference. A value passes when it is within 1e-9 relative (1e-12 absolute) of
-    :func:`~infonce_lib.losses.info_nce_loss`. A function that raises
+    :func:`~infonce_lib.info_nce_loss`. A function that raises
     ``NotImplementedError`` (the exercise's stub) gets "not attempted yet"; any other
     exception is caught and reported, never re-raised; NumPy warnings are recorded and
     shown with the failure. The last line says "see the hints above" only when a hint was

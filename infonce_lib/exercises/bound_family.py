@@ -112,7 +112,7 @@ def check_nwj_bound(fn: Callable, *, verbose: bool = True) -> bool | None:
         \frac1K \sum_i F_{ii} - \frac{e^{-1}}{K(K-1)} \sum_{i \ne j} e^{F_{ij}}
 
     (Nguyen, Wainwright & Jordan, 2010; Poole et al., 2019), without modifying ``F``. Each
-    case is compared with :func:`~infonce_lib.bounds.nwj_bound` (relative tolerance 1e-9);
+    case is compared with :func:`~infonce_lib.nwj_bound` (relative tolerance 1e-9);
     a wrong value that matches a mistake of :func:`nwj_mistakes` is named with a hint.
 
     Parameters

@@ -212,7 +212,7 @@ def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
     term written with :math:`\log h` instead of :math:`\log(1 - h)`, :math:`G` taken as
     noise minus model, a division by :math:`T_d + T_n` or none at all, minus :math:`J`, and
     one term per sample returned. A value passes within 1e-9 relative (1e-12 absolute) of
-    :func:`~infonce_lib.nce.nce_objective`. A stub that raises ``NotImplementedError``
+    :func:`~infonce_lib.nce_objective`. A stub that raises ``NotImplementedError``
     gets "not attempted yet"; other exceptions are reported, never re-raised. The last
     line says "see the hints above" only when a hint was printed.
 

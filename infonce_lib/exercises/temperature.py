@@ -4,10 +4,10 @@ Three exercises, one checker each:
 
 * :func:`check_attainable_cap`: the largest InfoNCE of unit-norm embeddings at temperature
   :math:`\tau`, :math:`\log K - \log(1 + (K-1) e^{-K/((K-1)\tau)})`
-  (:func:`~infonce_lib.temperature.attainable_cosine_cap`).
+  (:func:`~infonce_lib.attainable_cosine_cap`).
 * :func:`check_infonce_curvature`: the second derivative of a batch's :math:`I_{\mathrm{NCE}}`
   in :math:`\beta = 1/\tau`, minus the mean over rows of a softmax-weighted variance
-  (:func:`~infonce_lib.temperature.infonce_beta_derivatives`).
+  (:func:`~infonce_lib.infonce_beta_derivatives`).
 * :func:`check_zero_temperature_limit`: the limit of :math:`\tau \mathcal{L}` as
   :math:`\tau \to 0`, the zero-margin triplet loss on the hardest negative.
 
@@ -95,7 +95,7 @@ def check_attainable_cap(fn: Callable, *, verbose: bool = True) -> bool:
 
         \log K - \log\Big(1 + (K-1) \exp\Big(-\frac{K}{(K-1)\tau}\Big)\Big)
 
-    (:func:`~infonce_lib.temperature.attainable_cosine_cap`), for five cases:
+    (:func:`~infonce_lib.attainable_cosine_cap`), for five cases:
     :math:`(K, \tau) = (8, 1)`, :math:`(256, 1)`, :math:`(2, 0.5)` (where it equals the
     score-range cap), :math:`(16, 0.25)` and :math:`(256, 10^{-3})` (the exponent is
     :math:`-1000`: a formula that forms :math:`e^{+1000}` overflows). Recognised mistakes:
@@ -213,7 +213,7 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
         \qquad p_{ij} = \operatorname{softmax}_j(\beta S_{i\cdot}), \;
         \bar S_i = \sum_j p_{ij} S_{ij}
 
-    (:func:`~infonce_lib.temperature.infonce_beta_derivatives`), on three batches at three
+    (:func:`~infonce_lib.infonce_beta_derivatives`), on three batches at three
     values of :math:`\beta` (one large enough that unshifted exponentials overflow).
     Recognised mistakes: the sign, the uncentred second moment, the sum over rows, the first
     derivative, the softmax over the wrong axis, the softmax over the negatives only, and the
