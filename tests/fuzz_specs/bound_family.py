@@ -6,6 +6,7 @@ See tests/fuzzing.py for what a specification is and how to add one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import infonce_lib as il
@@ -91,7 +92,23 @@ SPECS: dict[str, tuple[Spec, ...]] = {
 }
 
 
-EXTREMES: dict[str, dict[str, Callable]] = {}
+def _x_attainable_cap(tau, K=16):
+    # log K - log(1 + (K-1) e^{-a}) = -log1p((K-1)/K * expm1(-a)), a = K / ((K-1) tau):
+    # log K itself for tiny tau, about a (K-1)/K = 1/tau for huge tau.
+    def run(rng):
+        a = K / ((K - 1) * tau)
+        want = -math.log1p((K - 1) / K * math.expm1(-a))
+        return [(il.attainable_cosine_cap(K, tau), want, abs(want) * 1e-12)]
+
+    return run
+
+
+EXTREMES: dict[str, dict[str, Callable]] = {
+    "attainable_cosine_cap": {
+        "tau 1e-8": _x_attainable_cap(1e-8),
+        "tau 1e8": _x_attainable_cap(1e8),
+    },
+}
 
 
 EXEMPT: dict[str, str] = {
