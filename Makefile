@@ -3,7 +3,10 @@
 #   make test   runs everything: lint, library tests, nbval over every chapter (with one and
 #               with two BLAS threads), strict build, and the offline browser test of the site
 # Other targets: fuzz (property tests with fresh draws, many examples), lab, notebooks
-# (re-execute and store outputs), bench, clean.
+# (re-execute and store outputs), bench, pdf (the book as one PDF), serve (the built site on
+# http://127.0.0.1:8000, which the in-browser JupyterLite needs), clean.
+# `make book PYODIDE=local` bundles Pyodide into the site (checked against its official lock)
+# so that the chapters run in the browser with no internet; by default Pyodide comes from the web.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -22,7 +25,8 @@ TEST_STAMP := $(VENV)/.installed-test
 NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
               -p no:cacheprovider
 
-.PHONY: book test lint unit fuzz nbval nbval-2threads build-strict site lab notebooks bench clean
+.PHONY: book test lint unit fuzz nbval nbval-2threads build-strict site lab notebooks bench clean \
+        pdf pdf-test serve
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -68,8 +72,32 @@ build-strict: $(TEST_STAMP)
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(BIN)/jupyter-book build . -n -W --keep-going
 
+# The browser test runs every chapter in JupyterLite with the network cut, so the strict
+# build bundles Pyodide (see _ext/lite.py and tools/pyodide_bundle.py).
+build-strict: export PYODIDE = local
+
+# Browser tests: the site's pages, every chapter in JupyterLite, and the PDF (made first).
 site: $(TEST_STAMP)
+	$(MAKE) pdf
 	$(PY) -m pytest tests/site
+
+# The book as one PDF: the single-page build printed by headless Chromium (no LaTeX).
+PORT ?= 8000
+pdf: $(TEST_STAMP)
+	rm -rf _build/singlehtml
+	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
+	$(PY) tools/book_pdf.py _build/singlehtml/book.html _build/pdf/book.pdf
+	if [ -d _build/html ]; then cp _build/pdf/book.pdf _build/html/book.pdf; fi
+
+# The PDF's test alone (after `make pdf`).
+pdf-test: $(TEST_STAMP)
+	$(PY) -m pytest tests/site/test_pdf.py
+
+# Serve the built site on 127.0.0.1 (JupyterLite does not run from file://).
+serve:
+	@test -f _build/html/index.html || { echo "no site: run 'make book' first"; exit 1; }
+	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 lab: $(TEST_STAMP)
 	$(BIN)/pip install --quiet -e ".[lab]"
