@@ -25,7 +25,7 @@ TEST_STAMP := $(VENV)/.installed-test
 NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
               -p no:cacheprovider
 
-.PHONY: book test lint unit fuzz nbval nbval-2threads build-strict site lab notebooks bench clean \
+.PHONY: book test lint unit fuzz nbval prose nbval-2threads build-strict site lab notebooks bench clean \
         pdf pdf-test serve
 
 $(BIN)/pip:
@@ -45,7 +45,7 @@ book: $(BOOK_STAMP)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 test: $(TEST_STAMP)
-	$(MAKE) lint unit nbval nbval-2threads build-strict site
+	$(MAKE) lint unit nbval prose nbval-2threads build-strict site
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
@@ -61,6 +61,11 @@ fuzz: $(TEST_STAMP)
 
 nbval: $(TEST_STAMP)
 	$(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)
+
+# nbval compares code cells only; the numbers in the prose ({eval}`name`, stored in the
+# markdown cells' metadata) are compared by re-executing each chapter (tools/notebooks.py).
+prose: $(TEST_STAMP)
+	$(PY) tools/notebooks.py verify $$($(PY) tools/notebooks.py list)
 
 # The stored outputs must not depend on the BLAS thread count: compare again with two
 # threads (this is also the second nbval run in a row).

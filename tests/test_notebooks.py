@@ -25,3 +25,53 @@ def test_every_chapter_notebook_is_in_the_toc():
 def test_notebook_json_is_clean(path):
     found = notebooks.problems(nbformat.read(path, as_version=4))
     assert not found, f"{path.name}: {found}; run `python tools/notebooks.py execute {path}`"
+
+
+def _md(source, stored=None):
+    cell = nbformat.v4.new_markdown_cell(source)
+    if stored is not None:
+        cell.metadata["user_expressions"] = [
+            {"expression": k, "result": {"status": "ok", "data": {"text/plain": v}, "metadata": {}}}
+            for k, v in stored.items()
+        ]
+    return cell
+
+
+def test_prose_differences_name_each_stale_or_missing_value():
+    stored = nbformat.v4.new_notebook(cells=[_md("{eval}`a` and {eval}`b`", {"a": "'1'"})])
+    fresh = nbformat.v4.new_notebook(
+        cells=[_md("{eval}`a` and {eval}`b`", {"a": "'2'", "b": "'3'"})]
+    )
+    found = notebooks.prose_differences(stored, fresh)
+    assert any("`a` stored '1', the code gives '2'" in f for f in found)
+    assert any("`b` has no stored value" in f for f in found)
+    assert notebooks.prose_differences(fresh, fresh) == []
+
+
+def test_problems_report_unstored_expressions_and_glue():
+    nb = nbformat.v4.new_notebook(
+        cells=[_md("{eval}`a`"), _md("{glue:text}`old`")],
+        metadata={"kernelspec": notebooks.KERNELSPEC, "language_info": notebooks.LANGUAGE_INFO},
+    )
+    found = notebooks.problems(nb)
+    assert any("no stored value for {eval} ['a']" in f for f in found)
+    assert any("uses myst_nb glue" in f for f in found)
+
+
+@pytest.mark.parametrize(
+    ("expression", "ok"),
+    [("x", True), ("cap_text[0.1]", True), ("d['k']", True), ("f()", False), ("a.b", False)],
+)
+def test_eval_expressions_are_names_or_literal_lookups(expression, ok):
+    assert bool(notebooks.NAME.match(expression)) is ok
+
+
+def test_the_book_renders_stored_values_and_refuses_two_values_for_one_name():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import stored_expressions
+
+    nb = nbformat.v4.new_notebook(cells=[_md("{eval}`a`", {"a": "'1'"})])
+    assert stored_expressions.stored_expressions(nb)["a"]["data"] == {"text/plain": "'1'"}
+    nb.cells.append(_md("{eval}`a`", {"a": "'2'"}))
+    with pytest.raises(ValueError, match="two different stored values"):
+        stored_expressions.stored_expressions(nb)

@@ -3,6 +3,7 @@
 Usage (from the repository root, inside the project's virtual environment)::
 
     python tools/notebooks.py execute chapters/02_infonce.ipynb   # run in place, then clean
+    python tools/notebooks.py verify chapters/*.ipynb             # re-run, compare the prose
     python tools/notebooks.py check chapters/*.ipynb              # exit 1 if a file is not clean
     python tools/notebooks.py list                                # the notebooks in _toc.yml
 
@@ -11,11 +12,23 @@ BLAS thread (the setting nbval uses), stores the outputs, and normalises the fil
 timestamps, no machine-specific metadata, execution counts 1, 2, 3, ... ``check`` reports any
 notebook that carries such metadata or a code cell without stored outputs, so a hand-edited
 notebook cannot slip past review. ``make notebooks`` runs ``execute`` on every chapter.
+
+Numbers in the prose are MyST inline expressions, ``{eval}`name```, where ``name`` is a
+variable set by an earlier code cell. While executing, after the code cells that precede a
+markdown cell have run, ``execute`` asks the kernel for the value of each of that cell's
+expressions (an ``execute_request`` with ``user_expressions``, as the jupyterlab-myst
+extension does when a reader runs the cell) and stores the replies in the cell's metadata,
+``user_expressions``. The book renders those stored values (``_ext/stored_expressions.py``),
+and JupyterLab with jupyterlab-myst shows them too. nbval compares code cells only, so
+``verify`` re-executes a copy of each notebook and fails if any stored value in the prose
+differs from what the code gives today, or if an expression is not stored.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -32,7 +45,12 @@ LANGUAGE_INFO = {
     "mimetype": "text/x-python",
     "nbconvert_exporter": "python",
 }
-ALLOWED_CELL_METADATA = {"tags", "mystnb", "editable", "slideshow"}
+ALLOWED_CELL_METADATA = {"tags", "mystnb", "editable", "slideshow", "user_expressions", "jupyter"}
+HIDDEN_INPUT_TAGS = {"hide-input", "remove-input", "remove-cell"}
+# {eval}`name` or {eval}`name[key]`: a variable, or one entry of a dict of prose values keyed
+# by a number or a string literal (values computed in a loop). Nothing that calls code.
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[(-?[0-9][0-9.e+-]*|'[^'\\]*')\])?$")
 
 
 def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -45,6 +63,12 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata = nbformat.from_dict(
             {k: v for k, v in cell.metadata.items() if k in ALLOWED_CELL_METADATA}
         )
+        # What the page hides, JupyterLab collapses: the book reads tags, JupyterLab reads
+        # jupyter.source_hidden (and nothing else of "jupyter" is kept).
+        hide = bool(HIDDEN_INPUT_TAGS & set(cell.metadata.get("tags", [])))
+        cell.metadata.pop("jupyter", None)
+        if hide:
+            cell.metadata["jupyter"] = {"source_hidden": True}
         cell.pop("id", None)
         if cell.cell_type == "code":
             if cell.source.strip():
@@ -74,13 +98,55 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
         extra = set(cell.metadata) - ALLOWED_CELL_METADATA
         if extra:
             found.append(f"cell {i} metadata has {sorted(extra)} (timestamps?)")
+        hide = bool(HIDDEN_INPUT_TAGS & set(cell.metadata.get("tags", [])))
+        if hide != bool(cell.metadata.get("jupyter", {}).get("source_hidden")):
+            found.append(f"cell {i}: jupyter.source_hidden does not match its hide/remove tags")
         if cell.cell_type == "code" and cell.source.strip() and cell.execution_count is None:
             found.append(f"cell {i} has no stored outputs (not executed)")
+        stored = {e["expression"] for e in cell.metadata.get("user_expressions", [])}
+        missing = [n for n in expressions(cell) if n not in stored]
+        if missing:
+            found.append(f"cell {i}: no stored value for {{eval}} {missing} (not executed)")
+        if "{glue" in cell.source or "myst_nb import glue" in cell.source:
+            found.append(f"cell {i} uses myst_nb glue; use {{eval}}`name` (see this module)")
     return found
 
 
+def expressions(cell: nbformat.NotebookNode) -> list[str]:
+    """The inline expressions of a markdown cell, in order, each once."""
+    if cell.cell_type != "markdown":
+        return []
+    return list(dict.fromkeys(EVAL_ROLE.findall(cell.source)))
+
+
+def _evaluate(client, names: list[str]) -> list[dict]:
+    """Ask the running kernel for ``names`` (user_expressions), as jupyterlab-myst does."""
+    from nbclient.util import run_sync
+
+    request = {str(i): name for i, name in enumerate(names)}
+    msg_id = client.kc.execute("", silent=True, store_history=False, user_expressions=request)
+    reply = run_sync(client.async_wait_for_reply)(msg_id)
+    if reply is None or reply["content"].get("status") != "ok":
+        raise RuntimeError(f"the kernel did not evaluate {names}")
+    answers = reply["content"]["user_expressions"]
+    stored = []
+    for key, name in request.items():
+        result = dict(answers[key])
+        if result.get("status") != "ok":
+            raise RuntimeError(
+                f"{{eval}}`{name}`: {result.get('ename')}: {result.get('evalue')} "
+                "(define it in a code cell above the markdown cell that uses it)"
+            )
+        stored.append({"expression": name, "result": result})
+    return stored
+
+
 def run(nb: nbformat.NotebookNode, directory: Path) -> None:
-    """Execute ``nb`` in place in a fresh kernel started in ``directory``, one BLAS thread."""
+    """Execute ``nb`` in place in a fresh kernel started in ``directory``, one BLAS thread.
+
+    Code cells run in order; each markdown cell's inline expressions are evaluated when the
+    reader would reach it (after the code cells above it) and stored in its metadata.
+    """
     from nbclient import NotebookClient
 
     for var in THREAD_VARS:
@@ -92,7 +158,47 @@ def run(nb: nbformat.NotebookNode, directory: Path) -> None:
         record_timing=False,
         resources={"metadata": {"path": str(directory.resolve())}},
     )
-    client.execute()
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)
+                continue
+            names = expressions(cell)
+            bad = [n for n in names if not NAME.match(n)]
+            if bad:
+                raise ValueError(f"cell {index}: {{eval}} takes a name or name[literal], got {bad}")
+            if names:
+                cell.metadata["user_expressions"] = _evaluate(client, names)
+            else:
+                cell.metadata.pop("user_expressions", None)
+
+
+def prose_differences(stored: nbformat.NotebookNode, fresh: nbformat.NotebookNode) -> list[str]:
+    """Where the prose values stored in ``stored`` differ from a fresh execution."""
+    found = []
+    for index, (a, b) in enumerate(zip(stored.cells, fresh.cells, strict=True)):
+        if a.cell_type != "markdown":
+            continue
+        old = {e["expression"]: e["result"] for e in a.metadata.get("user_expressions", [])}
+        new = {e["expression"]: e["result"] for e in b.metadata.get("user_expressions", [])}
+        for name in new:
+            if name not in old:
+                found.append(f"cell {index}: {{eval}}`{name}` has no stored value")
+            elif old[name].get("data") != new[name].get("data"):
+                was = old[name].get("data", {}).get("text/plain")
+                now = new[name].get("data", {}).get("text/plain")
+                found.append(f"cell {index}: {{eval}}`{name}` stored {was}, the code gives {now}")
+        for name in set(old) - set(new):
+            found.append(f"cell {index}: stored value for {name!r}, which the prose no longer uses")
+    return found
+
+
+def verify(path: Path) -> list[str]:
+    """Re-execute a copy of the notebook at ``path``; list the prose values that differ."""
+    stored = nbformat.read(path, as_version=4)
+    fresh = copy.deepcopy(stored)
+    run(fresh, path.parent)
+    return prose_differences(stored, fresh)
 
 
 def execute(path: Path) -> None:
@@ -130,7 +236,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["list"]:
         print(" ".join(str(p) for p in toc_notebooks()))
         return 0
-    if len(argv) < 2 or argv[0] not in {"execute", "check", "normalise"}:
+    if len(argv) < 2 or argv[0] not in {"execute", "check", "normalise", "verify"}:
         print(__doc__)
         return 2
     command, paths = argv[0], [Path(p) for p in argv[1:]]
@@ -139,6 +245,12 @@ def main(argv: list[str]) -> int:
         if command == "execute":
             execute(path)
             print(f"executed {path}")
+        elif command == "verify":
+            found = verify(path)
+            for p in found:
+                print(f"{path}: {p}")
+            print(f"{path}: {'prose values differ' if found else 'prose values as stored'}")
+            status |= bool(found)
         elif command == "normalise":
             nbformat.write(normalise(nbformat.read(path, as_version=4)), path)
         else:

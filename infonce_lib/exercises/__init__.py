@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import contrastive_log_probs, contrastive_loss_from_logits
-from .losses import info_nce_loss
+from ..core import contrastive_log_probs, contrastive_loss_from_logits
+from ..losses import info_nce_loss
 
 __all__ = ["check_info_nce", "typical_mistakes"]
 

@@ -1,0 +1,289 @@
+r"""Published figures the book quotes: each one here once, with its citation.
+
+Nothing in this module is computed. Every number below was printed in a paper, is typed here
+as printed, and is quoted by the book (never re-derived from it). Each record names the paper
+by its key in ``references.bib``, the table, section or page it comes from, the protocol that
+produced it in one line, and which text the values were checked against.
+
+The book's own numbers come from the other modules; the tests check that these quoted values
+agree with what the library can compute about them (for instance that McAllester & Stratos's
+true informations are :math:`-\tfrac{d}{2}\ln(1 - \rho^2)` for their correlations, to the
+printed decimals), never that a value equals itself.
+
+Records
+-------
+* :data:`MCALLESTER_STRATOS_TABLE1`: true information and eight estimates on three
+  128-dimensional correlated Gaussians, :math:`N = 128` (McAllester & Stratos, 2020, Table 1),
+  including both difference-of-entropies (DoE) estimators.
+* :data:`SIMCLR_TABLE5`: linear evaluation against :math:`\ell_2` normalisation and
+  temperature (Chen et al., 2020, Table 5).
+* :data:`SIMCLR_BATCH_SIZES`: the batch sizes SimCLR trains with (its section 2.2 and 2.3).
+* :data:`CLIP_TEMPERATURE`: CLIP's initial temperature and the cap on its logit scale
+  (Radford et al., 2021, section 2.5).
+* :data:`MOCO_SETTINGS`: MoCo's temperature, queue length and momentum (He et al., 2020).
+
+Examples
+--------
+>>> from infonce_lib.published import MCALLESTER_STRATOS_TABLE1 as t
+>>> t.citation, t.column("cpc")
+('mcallester2020limitations', (2.73, 4.82, 4.85))
+>>> t.row(1)["doe_gaussian"], t.row(1)["doe_logistic"]
+(18.38, 18.42)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "CLIP_TEMPERATURE",
+    "MCALLESTER_STRATOS_TABLE1",
+    "MOCO_SETTINGS",
+    "PUBLISHED",
+    "SIMCLR_BATCH_SIZES",
+    "SIMCLR_TABLE5",
+    "PublishedSettings",
+    "PublishedTable",
+]
+
+
+def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """A table of published numbers, typed as printed, with where it comes from.
+
+    Attributes
+    ----------
+    citation : str
+        The paper's key in ``references.bib``.
+    where : str
+        Table (and section or page) of the paper.
+    protocol : str
+        What produced the numbers, in one line.
+    columns : tuple of str
+        Column names (the paper's headers, in ``snake_case``).
+    rows : tuple of tuple
+        The rows, in the paper's order; one value per column.
+    settings : Mapping
+        The fixed settings of the table (dimension, batch size, ...), read-only.
+    checked : str
+        The text the values were checked against.
+
+    Examples
+    --------
+    >>> from infonce_lib.published import SIMCLR_TABLE5
+    >>> SIMCLR_TABLE5.column("temperature")
+    (0.05, 0.1, 0.5, 1.0, 10.0, 100.0)
+    >>> SIMCLR_TABLE5.column("x")
+    Traceback (most recent call last):
+    ...
+    KeyError: "column 'x' is not in SimCLR's Table 5; columns: ('l2_normalised', ..."
+    """
+
+    name: str
+    citation: str
+    where: str
+    protocol: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+    checked: str
+    settings: Mapping[str, object] = field(default_factory=lambda: _frozen({}))
+
+    def __post_init__(self) -> None:
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(
+                    f"{self.name}: row {i} has {len(row)} values for {len(self.columns)} columns"
+                )
+        object.__setattr__(self, "settings", _frozen(self.settings))
+
+    def column(self, name: str) -> tuple[object, ...]:
+        """The values of column ``name``, top to bottom (KeyError names the columns)."""
+        if name not in self.columns:
+            raise KeyError(f"column {name!r} is not in {self.name}; columns: {self.columns}")
+        j = self.columns.index(name)
+        return tuple(row[j] for row in self.rows)
+
+    def row(self, index: int) -> dict[str, object]:
+        """Row ``index`` (0-based, the paper's order) as ``{column: value}``."""
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"index must be an int; got {type(index).__name__}")
+        if not -len(self.rows) <= index < len(self.rows):
+            raise IndexError(f"{self.name} has {len(self.rows)} rows; index {index} is outside")
+        return dict(zip(self.columns, self.rows[index], strict=True))
+
+
+@dataclass(frozen=True)
+class PublishedSettings:
+    """Published scalar settings (hyperparameters) with where each is stated.
+
+    Attributes
+    ----------
+    citation : str
+        The paper's key in ``references.bib``.
+    values : Mapping
+        ``{name: value}`` as printed, read-only.
+    where : Mapping
+        ``{name: section or page}`` for every entry of ``values``, read-only.
+    checked : str
+        The text the values were checked against.
+
+    Examples
+    --------
+    >>> from infonce_lib.published import MOCO_SETTINGS
+    >>> MOCO_SETTINGS.values["temperature"], MOCO_SETTINGS.values["queue_length"]
+    (0.07, 65536)
+    """
+
+    name: str
+    citation: str
+    values: Mapping[str, object]
+    where: Mapping[str, str]
+    checked: str
+
+    def __post_init__(self) -> None:
+        if set(self.values) != set(self.where):
+            raise ValueError(f"{self.name}: every value needs a location, and only values do")
+        object.__setattr__(self, "values", _frozen(self.values))
+        object.__setattr__(self, "where", _frozen(self.where))
+
+
+# ---------------------------------------------------------------- McAllester & Stratos (2020)
+
+#: McAllester & Stratos (2020), Table 1. Rows: the three Gaussians, in the paper's order.
+#: ``rho`` is not a column of the printed table: it is the correlation of the authors' code
+#: (``--rho``, 0.5 in their README's example, whose output reproduces the middle row) and
+#: reproduces the printed true informations through -(d/2) ln(1 - rho^2) (see the tests).
+MCALLESTER_STRATOS_TABLE1 = PublishedTable(
+    name="McAllester & Stratos's Table 1",
+    citation="mcallester2020limitations",
+    where="Table 1 (experiments on correlated Gaussians)",
+    protocol=(
+        "d = 128 coordinate pairs of standard normals with correlation rho, N = 128 samples "
+        "per training step; each estimator is a neural network trained with Adam; as the "
+        "authors' code does it, the reported value is the final estimate on fresh samples of "
+        "the best of many random hyperparameter runs (closest to the true I), in nats"
+    ),
+    columns=(
+        "true_information",
+        "dv",
+        "mine",
+        "nwj",
+        "nwj_js",
+        "cpc",
+        "cpc_nwj",
+        "doe_gaussian",
+        "doe_logistic",
+    ),
+    rows=(
+        (4.13, 2.72, 2.57, 1.99, 1.50, 2.73, 2.77, 4.19, 4.13),
+        (18.41, 10.27, 9.38, 9.25, 5.55, 4.82, 8.18, 18.38, 18.42),
+        (106.29, 61.96, 34.56, 50.46, 13.41, 4.85, 10.45, 104.18, 104.16),
+    ),
+    settings={"dim": 128, "batch_size": 128, "rho": (0.25, 0.5, 0.9)},
+    checked=(
+        "a third-party transcription of the whole of Table 1 (column headers 'DoE (Gaussian)' "
+        "and 'DoE (Logistic)'), not the PDF itself; the middle row also against the example "
+        "output in the README of "
+        "the authors' code, github.com/karlstratos/doe (dv 10.27, mine 9.38, nwj 9.25, "
+        "nwjjs 5.55, cpc 4.82, interpol 8.18, doe 18.38, doe_l 18.42, I 18.41); the PDF's "
+        "page number was not checked"
+    ),
+)
+
+# ---------------------------------------------------------------- SimCLR (Chen et al., 2020)
+
+#: SimCLR's Table 5: linear evaluation (ImageNet top-1, %) of ResNet-50 models trained with
+#: NT-Xent with and without l2 normalisation at several temperatures. ``entropy`` and
+#: ``contrastive_accuracy`` are the paper's other two columns (the latter in %).
+SIMCLR_TABLE5 = PublishedTable(
+    name="SimCLR's Table 5",
+    citation="chen2020simclr",
+    where="Table 5, section 5.1 (p. 7 of arXiv:2002.05709v3)",
+    protocol=(
+        "ImageNet pretraining with NT-Xent, linear evaluation top-1 (%); the contrastive "
+        "distribution is over 4096 examples"
+    ),
+    columns=("l2_normalised", "temperature", "entropy", "contrastive_accuracy", "top1"),
+    rows=(
+        (True, 0.05, 1.0, 90.5, 59.7),
+        (True, 0.1, 4.5, 87.8, 64.4),
+        (True, 0.5, 8.2, 68.2, 60.7),
+        (True, 1.0, 8.3, 59.1, 58.0),
+        (False, 10.0, 0.5, 91.7, 57.2),
+        (False, 100.0, 0.5, 92.1, 57.0),
+    ),
+    settings={"contrastive_distribution_size": 4096},
+    checked=(
+        "three independent text extractions of the paper (table and caption agree in all six rows)"
+    ),
+)
+
+#: SimCLR's batch sizes: the range studied and the default of its ablations.
+SIMCLR_BATCH_SIZES = PublishedSettings(
+    name="SimCLR's batch sizes",
+    citation="chen2020simclr",
+    values={
+        "smallest_batch_size": 256,
+        "largest_batch_size": 8192,
+        "negatives_per_positive_at_largest": 16382,
+        "default_batch_size": 4096,
+    },
+    where={
+        "smallest_batch_size": "section 2.2",
+        "largest_batch_size": "section 2.2",
+        "negatives_per_positive_at_largest": "section 2.2",
+        "default_batch_size": "section 2.3 (default setting)",
+    },
+    checked="a text extraction of the paper, sections 2.2 and 2.3",
+)
+
+# ---------------------------------------------------------------- CLIP (Radford et al., 2021)
+
+#: CLIP's temperature: learned, as a log-parameterised multiplicative scalar (section 2.3);
+#: initialised to 0.07 (after Wu et al., 2018) and clipped so that the logits are never
+#: scaled by more than 100 (section 2.5); the minibatch size of section 2.5.
+CLIP_TEMPERATURE = PublishedSettings(
+    name="CLIP's temperature",
+    citation="radford2021clip",
+    values={"initial_temperature": 0.07, "max_logit_scale": 100, "batch_size": 32768},
+    where={
+        "initial_temperature": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
+        "max_logit_scale": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
+        "batch_size": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
+    },
+    checked="text extractions of section 2.5 (two independent copies agree)",
+)
+
+# ---------------------------------------------------------------- MoCo (He et al., 2020)
+
+#: MoCo's settings: the temperature of its InfoNCE loss (taken from Wu et al., 2018), and
+#: the queue length K and momentum m of its ImageNet comparison.
+MOCO_SETTINGS = PublishedSettings(
+    name="MoCo's settings",
+    citation="he2020moco",
+    values={"temperature": 0.07, "queue_length": 65536, "momentum": 0.999, "dim": 128},
+    where={
+        "temperature": "section 3.3, Technical details",
+        "queue_length": "section 4.1, Comparison with previous results",
+        "momentum": "section 4.1, Comparison with previous results",
+        "dim": "section 3.3, Technical details",
+    },
+    checked="text extractions of sections 3.3 and 4.1 (several independent copies agree)",
+)
+
+#: Every record, by name: the single list the tests and the book iterate over.
+PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
+    {
+        "MCALLESTER_STRATOS_TABLE1": MCALLESTER_STRATOS_TABLE1,
+        "SIMCLR_TABLE5": SIMCLR_TABLE5,
+        "SIMCLR_BATCH_SIZES": SIMCLR_BATCH_SIZES,
+        "CLIP_TEMPERATURE": CLIP_TEMPERATURE,
+        "MOCO_SETTINGS": MOCO_SETTINGS,
+    }
+)
