@@ -131,28 +131,7 @@ _CELL_STATE = """() => {
 }"""
 
 
-def _imports_myst_nb(notebook: Path) -> bool:
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    return bool(re.search(r"^\s*(from|import) myst_nb\b", code, flags=re.M))
-
-
-def _chapter_param(notebook: Path):
-    marks = []
-    if _imports_myst_nb(notebook):
-        # Pyodide has no myst_nb: such a chapter cannot run in the browser. Strict, so the
-        # mark must go (it does by itself) once the chapter stops importing it.
-        marks.append(
-            pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="the chapter imports myst_nb, which Pyodide does not have",
-            )
-        )
-    return pytest.param(notebook, id=notebook.stem, marks=marks)
-
-
-@pytest.mark.parametrize("notebook", [_chapter_param(nb) for nb in CHAPTERS])
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_runs_in_jupyterlite(lite_browser, notebook):
     page = lite_browser.new_page()
     console_errors: list[str] = []
