@@ -87,7 +87,6 @@ site: $(TEST_STAMP)
 	$(PY) -m pytest tests/site
 
 # The book as one PDF: the single-page build printed by headless Chromium (no LaTeX).
-PORT ?= 8000
 pdf: $(TEST_STAMP)
 	rm -rf _build/singlehtml
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
@@ -99,6 +98,7 @@ pdf-test: $(TEST_STAMP)
 	$(PY) -m pytest tests/site/test_pdf.py
 
 # Serve the built site on 127.0.0.1 (JupyterLite does not run from file://).
+PORT ?= 8000
 serve:
 	@test -f _build/html/index.html || { echo "no site: run 'make book' first"; exit 1; }
 	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
