@@ -5,7 +5,10 @@
 # Other targets: fuzz (property tests with fresh draws, many examples), lab (JupyterLab on the
 # chapters; options via LAB_ARGS), kernel (register the book's kernel for your own Jupyter or
 # VS Code), notebooks (re-execute and store outputs), lock (refresh requirements/*.txt), bench,
-# clean.
+# pdf (the book as one PDF), serve (the built site on http://127.0.0.1:8000, which the
+# in-browser JupyterLite needs), clean.
+# `make book PYODIDE=local` bundles Pyodide into the site (checked against its official lock)
+# so that the chapters run in the browser with no internet; by default Pyodide comes from the web.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -34,7 +37,7 @@ NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sani
               -p no:cacheprovider
 
 .PHONY: book test lint unit fuzz nbval prose nbval-2threads build-strict site lab-test lab \
-        kernel notebooks lock bench clean
+        kernel notebooks lock bench clean pdf pdf-test serve
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -99,7 +102,13 @@ build-strict: $(TEST_STAMP)
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(BIN)/jupyter-book build . -n -W --keep-going
 
+# The browser test runs every chapter in JupyterLite with the network cut, so the strict
+# build bundles Pyodide (see _ext/lite.py and tools/pyodide_bundle.py).
+build-strict: export PYODIDE = local
+
+# Browser tests: the site's pages, every chapter in JupyterLite, and the PDF (made first).
 site: $(TEST_STAMP)
+	$(MAKE) pdf
 	$(PY) -m pytest tests/site
 
 # Every chapter opened in JupyterLab (headless Chromium) opens unmodified and shows the same
@@ -117,6 +126,25 @@ lab: $(LAB_STAMP)
 # pointing at this clone's .venv). Undo with `jupyter kernelspec remove infonce`.
 kernel: $(BOOK_STAMP)
 	$(PY) -m ipykernel install --user --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
+
+# The book as one PDF: the single-page build printed by headless Chromium (no LaTeX).
+pdf: $(TEST_STAMP)
+	rm -rf _build/singlehtml
+	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
+	$(PY) tools/book_pdf.py _build/singlehtml/book.html _build/pdf/book.pdf
+	if [ -d _build/html ]; then cp _build/pdf/book.pdf _build/html/book.pdf; fi
+
+# The PDF's test alone (after `make pdf`).
+pdf-test: $(TEST_STAMP)
+	$(PY) -m pytest tests/site/test_pdf.py
+
+# Serve the built site on 127.0.0.1 (JupyterLite does not run from file://).
+PORT ?= 8000
+serve:
+	@test -f _build/html/index.html || { echo "no site: run 'make book' first"; exit 1; }
+	@echo "Serving _build/html at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
 
 # Benchmarks (not timed tests): one table, JSON in _build/bench/. Installs the optional
 # PyTorch peer (torch==2.13.0, a CPU build on this machine's disk) into .venv.

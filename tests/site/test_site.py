@@ -1,7 +1,8 @@
 """The built website, opened page by page in a real headless browser with the network cut.
 
-Runs after the strict book build (``make site``, part of ``make test``). Uses Debian's
-Chromium at /usr/bin/chromium driven by Playwright; it never downloads a browser. Every
+Runs after the strict book build (``make site``, part of ``make test``). Uses the Chromium
+that ``tests/site/browser.py`` finds (Debian's, or Playwright's own), driven by Playwright; it
+never downloads a browser, and skips with the reason where there is none (fails under CI). Every
 request that is not file://, data: or 127.0.0.1 is aborted and recorded, so a page that needs
 the internet for its math, fonts, scripts or styles fails here. A screenshot of each page's
 first screen is saved to ``_build/screenshots/`` for a person to look at.
@@ -10,7 +11,6 @@ first screen is saved to ``_build/screenshots/`` for a person to look at.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,33 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-]
 
 pytestmark = pytest.mark.site
-
-if not CHROMIUM.exists():
-    pytest.skip(
-        "browser test SKIPPED: /usr/bin/chromium is missing (install Debian's package with "
-        "`apt-get install -y chromium`; .ci/run does this in CI)",
-        allow_module_level=True,
-    )
-if not (HTML / "index.html").exists():
-    pytest.skip(
-        "browser test SKIPPED: the site is not built (run `make build-strict` first)",
-        allow_module_level=True,
-    )
-
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 def _source_of(page: Path) -> Path | None:
@@ -70,35 +45,6 @@ def _source_has_math(src: Path) -> bool:
 CHAPTER_PAGES = sorted((HTML / "chapters").glob("*.html"))
 
 
-@pytest.fixture(scope="module")
-def browser():
-    pw = playwright_api.sync_playwright().start()
-    profile = ROOT / "_build" / "chromium-profile"
-    shutil.rmtree(profile, ignore_errors=True)
-    context = pw.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=str(CHROMIUM),
-        headless=True,
-        args=LAUNCH_ARGS,
-        viewport={"width": 1280, "height": 800},
-    )
-    outside: list[str] = []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(("file://", "data:", "http://127.0.0.1", "blob:")):
-            r.continue_()
-        else:
-            outside.append(url)
-            r.abort()
-
-    context.route("**/*", route)
-    context.outside_requests = outside
-    yield context
-    context.close()
-    pw.stop()
-
-
 def _open(context, path: Path):
     page = context.new_page()
     errors: list[str] = []
@@ -109,7 +55,7 @@ def _open(context, path: Path):
     return page, errors
 
 
-def test_there_are_chapter_pages():
+def test_there_are_chapter_pages(site):
     names = {p.stem for p in CHAPTER_PAGES}
     assert {"index", "02_infonce"} <= names, names
 
