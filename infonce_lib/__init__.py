@@ -19,6 +19,8 @@ from . import (
     hypersphere,
     limits,
     losses,
+    margin_losses,
+    moco,
     nce,
     optim,
     patches,
@@ -50,6 +52,8 @@ from .gaussian_nce import *  # noqa: F403
 from .hypersphere import *  # noqa: F403
 from .limits import *  # noqa: F403
 from .losses import *  # noqa: F403
+from .margin_losses import *  # noqa: F403
+from .moco import *  # noqa: F403
 from .nce import *  # noqa: F403
 from .optim import *  # noqa: F403
 from .patches import *  # noqa: F403
@@ -61,9 +65,9 @@ __version__ = "0.1.0"
 
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
-    core, nce, _exercises_nce, gaussian_nce, losses, exercises, bounds, _exercises_bounds,
+    core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,
     gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
-    _exercises_limits, hypersphere, caps, temperature, _exercises_temperature,
+    _exercises_limits, hypersphere, caps, temperature, margin_losses, _exercises_temperature,
     _exercises_misconceptions, published, report,
 )  # fmt: skip
 

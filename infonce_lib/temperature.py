@@ -53,7 +53,7 @@ from ._validation import (
 )
 
 # The cosine checks and margins are shared with the two margin losses in losses.py.
-from .losses import _check_cosines, _positive_margins
+from .margin_losses import _check_cosines, _positive_margins
 
 __all__ = [
     "BestTemperature",

@@ -1,0 +1,158 @@
+r"""Two contrastive losses without a softmax, on batches of cosine scores.
+
+Chapter 6 compares InfoNCE with Hadsell, Chopra & LeCun's (2006) pairwise margin loss
+(:func:`hadsell_contrastive_loss`) and with the zero-margin triplet loss on the hardest
+negative (:func:`hardest_negative_triplet_loss`), the limit of :math:`\tau \mathcal{L}` as
+:math:`\tau \to 0`. Both take ``cosines[b, i, j]`` :math:`= s(x_j, y_i)`, shape
+``(B, K, K)``, positives on the diagonal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import as_positive_scalar, as_real_array, finite_or_raise
+
+__all__ = ["hadsell_contrastive_loss", "hardest_negative_triplet_loss"]
+
+#
+# Chapter 5 compares InfoNCE with two losses that have no softmax: Hadsell et al.'s pairwise
+# margin loss and the zero-margin triplet loss on the hardest negative (the tau -> 0 limit
+# of tau * InfoNCE). Both take batches of cosine scores, cosines[b, i, j] = s(x_j, y_i),
+# shape (B, K, K), positives on the diagonal, as in infonce_lib.temperature.
+
+_ROUND_OFF = 1e-12  # cosines from a matrix product may exceed 1 by a few ulps; never clipped
+
+
+def _check_cosines(cosines) -> np.ndarray:
+    """Cosine scores of shape (B, K, K), K >= 2, in [-1, 1] up to ``_ROUND_OFF``."""
+    S = as_real_array(cosines, "cosines", ndim=3)
+    _, K, K2 = S.shape
+    if K != K2:
+        raise ValueError(f"cosines must have shape (B, K, K); got {S.shape}")
+    if K < 2:
+        raise ValueError(f"cosines needs batches of K >= 2 (a negative per row); got K = {K}")
+    largest = max(float(S.max()), -float(S.min()))  # max |s| without a temporary
+    if largest > 1.0 + _ROUND_OFF:
+        raise ValueError(
+            f"cosines must lie in [-1, 1] (the cap assumes it); got max |s| = {largest}"
+        )
+    return S
+
+
+_CHUNK = 1 << 18  # doubles per chunk (2 MiB): about a core's L2 cache
+
+
+def _positive_margins(S: np.ndarray) -> np.ndarray:
+    """``S_ii - max_{j != i} S_ij`` for clean cosines (B, K, K), whole batches per chunk."""
+    B, K, _ = S.shape
+    idx = np.arange(K)
+    flat = S.reshape(B * K, K)
+    hardest = np.empty(B * K)
+    rows = max(K, (_CHUNK // K) // K * K)  # whole batches per chunk
+    buf = np.empty((min(rows, B * K), K))
+    for start in range(0, B * K, rows):
+        block = flat[start : start + rows]
+        work = buf[: block.shape[0]]
+        work[:] = block
+        work[np.arange(block.shape[0]), np.tile(idx, block.shape[0] // K)] = -np.inf
+        work.max(axis=-1, out=hardest[start : start + block.shape[0]])
+    return S[:, idx, idx] - hardest.reshape(B, K)
+
+
+def hardest_negative_triplet_loss(cosines) -> np.ndarray:
+    r"""Zero-margin triplet loss on the hardest negative, one value per batch.
+
+    .. math::
+
+        T_b = \frac1K \sum_{i=1}^{K} \max\Big(0,\; \max_{j \ne i} S_{bij} - S_{bii}\Big)
+        = \frac1K \sum_i \max(0, -m_{bi})
+
+    with :math:`m` the :func:`~infonce_lib.positive_margins`. It is the limit
+    of :func:`~infonce_lib.tau_scaled_loss` as :math:`\tau \to 0`; a triplet
+    loss in the sense of Schroff et al. (2015, FaceNet), here on cosines, with margin 0 and
+    only the hardest negative of the batch; and minus the limit of the slope
+    :math:`\mathrm{d}I_{\mathrm{NCE}}/\mathrm{d}\beta` as :math:`\beta \to \infty`.
+    Only rows whose hardest negative outscores the positive contribute, and in each only
+    that one negative gets a push.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1]. Not modified.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Values in :math:`[0, 2]`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~infonce_lib.infonce_at_beta`.
+
+    Examples
+    --------
+    >>> hardest_negative_triplet_loss([[[0.2, 0.5], [-0.3, 0.9]]])
+    array([0.15])
+    """
+    return np.maximum(0.0, -_positive_margins(_check_cosines(cosines))).mean(axis=-1)
+
+
+def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
+    r"""Hadsell, Chopra & LeCun's (2006) contrastive loss on every pair of a batch.
+
+    For unit vectors the Euclidean distance is :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}`. Each
+    pair is judged on its own: a similar pair (the positive, :math:`j = i`) pays
+    :math:`\tfrac12 D^2`; a dissimilar pair pays :math:`\tfrac12 \max(0, m - D)^2`, nothing
+    once it is farther apart than the margin :math:`m`. Per batch, averaged over the
+    :math:`K` anchors,
+
+    .. math::
+
+        H_b = \frac1K \sum_{i=1}^{K} \Big( \tfrac12 D_{bii}^2
+        + \sum_{j \ne i} \tfrac12 \max\big(0, m - D_{bij}\big)^2 \Big).
+
+    There is no softmax, no normaliser shared by the candidates and no temperature: a
+    negative beyond the margin contributes exactly 0 and gets no gradient, while InfoNCE
+    gives every negative a positive weight. (Round-off may push :math:`2 - 2S` a few ulps
+    below 0 for :math:`S = 1`; the distance is then 0.)
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal. Not
+        modified.
+    margin : float, default 1.0
+        :math:`m > 0` (distances of unit vectors lie in :math:`[0, 2]`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (B,)
+        Non-negative values; 0 exactly when every positive pair coincides and every
+        negative is at least :math:`m` away.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~infonce_lib.infonce_at_beta`, or ``margin`` not finite and positive.
+
+    Examples
+    --------
+    >>> S = np.array([[[1.0, -0.2], [0.3, 1.0]]])   # D = 1.549 and 1.183 for the negatives
+    >>> hadsell_contrastive_loss(S, margin=1.0)
+    array([0.])
+    >>> np.round(hadsell_contrastive_loss(S, margin=1.5), 6)   # (1.5 - 1.183)^2 / 4
+    array([0.025088])
+    """
+    S = _check_cosines(cosines)
+    m = as_positive_scalar(margin, "margin")
+    K = S.shape[-1]
+    idx = np.arange(K)
+    sq = np.maximum(2.0 - 2.0 * S, 0.0)  # squared distances of unit vectors
+    push = np.maximum(m - np.sqrt(sq), 0.0)
+    with np.errstate(over="ignore"):
+        push *= push
+    finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
+    push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
+    return 0.5 * push.sum(axis=-1).mean(axis=-1)
