@@ -160,8 +160,8 @@ def dv_bound(scores) -> np.ndarray:
 
     .. math::
 
-        I \ge \mathbb{E}_{p(x, y)}[f] - \log \mathbb{E}_{p(x)p(y)}[e^{f}], \qquad
-        I_{\mathrm{DV}}^{(b)} = \frac1K \sum_i F_{bii}
+        I &\ge \mathbb{E}_{p(x, y)}[f] - \log \mathbb{E}_{p(x)p(y)}[e^{f}], \\
+        I_{\mathrm{DV}}^{(b)} &= \frac1K \sum_i F_{bii}
         - \log \frac{1}{K(K-1)} \sum_{i \ne j} e^{F_{bij}} .
 
     The inequality holds for every critic, tight at :math:`f = \log p(x,y)/(p(x)p(y)) + c`.

@@ -100,9 +100,9 @@ def attainable_cosine_cap(batch_size: int, temperature):
 
     .. math::
 
-        \mathrm{cap}^{\ast}(K, \tau) = \log K
-        - \log\Big(1 + (K - 1)\, \exp\Big(-\frac{K}{(K - 1)\,\tau}\Big)\Big)
-        \;\le\; \min\Big(\log K, \frac{K}{(K - 1)\,\tau}\Big)
+        \mathrm{cap}^{\ast}(K, \tau) &= \log K
+        - \log\Big(1 + (K - 1)\, \exp\Big(-\frac{K}{(K - 1)\,\tau}\Big)\Big) \\
+        &\le \min\Big(\log K, \frac{K}{(K - 1)\,\tau}\Big)
 
     Every batch of :math:`K` pairs of unit vectors :math:`x_i, y_i` (any dimension) scored by
     the cosine critic :math:`S_{ij}/\tau`, :math:`S_{ij} = y_i \cdot x_j`, has

@@ -198,9 +198,9 @@ def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
 
     .. math::
 
-        J = \frac{1}{T_d} \Big[ \sum_{t=1}^{T_d} \log \sigma\big(G(x_t) - \log\nu\big)
-            + \sum_{t=1}^{T_n} \log \sigma\big(\log\nu - G(y_t)\big) \Big],
-        \qquad G = \log p_m - \log p_n ,
+        J &= \frac{1}{T_d} \Big[ \sum_{t=1}^{T_d} \log \sigma\big(G(x_t) - \log\nu\big)
+            + \sum_{t=1}^{T_n} \log \sigma\big(\log\nu - G(y_t)\big) \Big], \\
+        G &= \log p_m - \log p_n ,
 
     returned as a float. This runs ``fn`` on five cases: the model equal to the noise
     (:math:`J = 2 \log \tfrac12` at :math:`\nu = 1`); a random case with :math:`\nu = 4`;

@@ -209,8 +209,8 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     .. math::
 
         \frac{\mathrm{d}^2 I_{\mathrm{NCE}}}{\mathrm{d}\beta^2}
-        = -\frac1K \sum_i \sum_j p_{ij} \big(S_{ij} - \bar S_i\big)^2,
-        \qquad p_{ij} = \operatorname{softmax}_j(\beta S_{i\cdot}), \;
+        &= -\frac1K \sum_i \sum_j p_{ij} \big(S_{ij} - \bar S_i\big)^2, \\
+        p_{ij} &= \operatorname{softmax}_j(\beta S_{i\cdot}), \qquad
         \bar S_i = \sum_j p_{ij} S_{ij}
 
     (:func:`~infonce_lib.infonce_beta_derivatives`), on three batches at three
