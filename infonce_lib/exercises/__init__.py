@@ -149,6 +149,11 @@ def _case(name, Z1, Z2, tau, purpose, *, default=False, **extra) -> _Case:
 
 def _cases() -> list[_Case]:
     rng = np.random.default_rng(20261129)
+    return _cases_values(rng) + _cases_inputs(rng)  # one generator, drawn in this order
+
+
+def _cases_values(rng: np.random.Generator) -> list[_Case]:
+    """Cases 1-4: values that tell the mistakes of the formula apart."""
     cases = []
 
     # 1. the worked example of the chapter
@@ -202,7 +207,12 @@ def _cases() -> list[_Case]:
             raise_hint="a (1, D) batch must stay two-dimensional (no np.squeeze)",
         )
     )
+    return cases
 
+
+def _cases_inputs(rng: np.random.Generator) -> list[_Case]:
+    """Cases 5-8: the inputs a loss must accept (float32, lists, unchanged inputs, defaults)."""
+    cases = []
     # 5. float32 input: computing in float32 loses about 7 digits
     Z1 = rng.normal(size=(16, 32)).astype(np.float32)
     Z2 = (0.3 * Z1 + rng.normal(size=(16, 32))).astype(np.float32)
