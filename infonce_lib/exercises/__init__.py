@@ -13,7 +13,6 @@ Checkers of other chapters' exercises live in the submodules of this package (fo
 from __future__ import annotations
 
 import math
-import textwrap
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..core import contrastive_log_probs, contrastive_loss_from_logits
 from ..losses import info_nce_loss
+from ._runner import hinted_report
 
 __all__ = ["check_info_nce", "typical_mistakes"]
 
@@ -405,40 +405,16 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable implementation of InfoNCE; got {type(fn).__name__}")
-    lines, all_passed, hinted, seen = [], True, False, set()
-    for case in _cases():
-        try:
-            passed, message, hint = _run_case(fn, case)
-        except NotImplementedError:
-            name = getattr(fn, "__name__", "the function")
-            lines = [
-                f"Not attempted yet: {name} raises NotImplementedError. Write its body, "
-                "then run this cell again."
-            ]
-            all_passed = False
-            break
-        all_passed &= passed
-        if hint and hint in seen:  # said once in full; the next cases refer back to it
-            message = message.replace(hint, "the same mistake as above")
-        seen.add(hint)
-        hinted |= bool(hint)
-        lines.append(f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}")
-    else:
-        if all_passed:
-            lines.append("All cases pass.")
-        elif hinted:
-            lines.append("Some cases fail: see the hints above.")
-        else:
-            lines.append(
-                "Some cases fail, with values that match no mistake this checker knows: "
-                "compare your steps with the exercise (logits divided by tau once, "
-                "max-subtraction, the diagonal as positives, the mean over rows)."
-            )
-    if verbose:
-        for line in lines:
-            indent = "      " if line[:4] in ("PASS", "FAIL") else ""
-            print(textwrap.fill(line, width=80, subsequent_indent=indent))
-    return all_passed
+    outcomes = ((case.name, *_run_case(fn, case)) for case in _cases())
+    return hinted_report(
+        fn,
+        outcomes,
+        verbose=verbose,
+        unknown=(
+            "compare your steps with the exercise (logits divided by tau once, "
+            "max-subtraction, the diagonal as positives, the mean over rows)."
+        ),
+    )
 
 
 # ---------------------------------------------------------------- the usual mistakes

@@ -1,8 +1,10 @@
 """A small runner shared by the chapter checkers: run a reader's function on cases, compare,
 and name the mistake when a wrong answer matches a known one.
 
-Private: the public checkers live in the chapter modules (:mod:`.temperature`,
-:mod:`.misconceptions`).
+Private: the public checkers live in the chapter modules. Chapters 6 and 7 use the whole
+runner (:class:`Case`, :func:`run_cases`); chapters 1 to 5 build their own cases and share
+only the report: :func:`hinted_report` (chapters 1 and 2: a hint said once, then referred
+back to) and :func:`plain_report` (chapters 3 and 5).
 """
 
 from __future__ import annotations
@@ -105,3 +107,68 @@ def run_cases(fn: Callable, cases: list[Case], verbose: bool, what: str) -> bool
         failed = sum(status != "PASS" for _, status, _ in results)
         print("All cases pass." if passed else f"{failed} of {len(results)} cases fail.")
     return passed
+
+
+def _print_wrapped(lines: list[str]) -> None:
+    for line in lines:
+        indent = "      " if line[:4] in ("PASS", "FAIL") else ""
+        print(textwrap.fill(line, width=80, subsequent_indent=indent))
+
+
+def hinted_report(fn: Callable, outcomes, *, verbose: bool, unknown: str) -> bool:
+    """Report ``outcomes``, an iterable of ``(case name, passed, message, hint)``.
+
+    A hint is printed in full once; later cases with the same hint refer back to it. If
+    iterating raises NotImplementedError (the reader's stub), the report says "Not attempted
+    yet" instead. ``unknown`` is the advice when cases fail with no recognised mistake.
+    Returns whether every case passed.
+    """
+    lines, all_passed, hinted, seen = [], True, False, set()
+    try:
+        for name, passed, message, hint in outcomes:
+            all_passed &= passed
+            if hint and hint in seen:  # said once in full; the next cases refer back to it
+                message = message.replace(hint, "the same mistake as above")
+            seen.add(hint)
+            hinted |= bool(hint)
+            lines.append(f"{'PASS' if passed else 'FAIL'}  {name}: {message}")
+    except NotImplementedError:
+        name = getattr(fn, "__name__", "the function")
+        lines = [
+            f"Not attempted yet: {name} raises NotImplementedError. Write its body, "
+            "then run this cell again."
+        ]
+        all_passed = False
+    else:
+        if all_passed:
+            lines.append("All cases pass.")
+        elif hinted:
+            lines.append("Some cases fail: see the hints above.")
+        else:
+            lines.append(
+                "Some cases fail, with values that match no mistake this checker knows: " + unknown
+            )
+    if verbose:
+        _print_wrapped(lines)
+    return all_passed
+
+
+def plain_report(outcomes, *, verbose: bool) -> bool:
+    """Report ``outcomes``, an iterable of ``(case label, passed, message)``; a stub that
+    raises NotImplementedError is "not attempted yet". Returns whether every case passed."""
+    try:
+        results = list(outcomes)
+    except NotImplementedError:
+        if verbose:
+            print("not attempted yet: replace the `raise NotImplementedError` with your code")
+        return False
+    if verbose:
+        for label, passed, message in results:
+            line = f"{'PASS' if passed else 'FAIL'}  {label}: {message}"
+            print(textwrap.fill(line, width=80, subsequent_indent="      "))
+        failed = sum(not passed for _, passed, _ in results)
+        if failed:
+            print(f"{failed} of {len(results)} cases fail; each FAIL line says what went wrong.")
+        else:
+            print("All cases pass.")
+    return all(passed for _, passed, _ in results)

@@ -19,7 +19,6 @@ tests can show that each one is caught.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..bounds import infonce_bound
+from ._runner import plain_report
 
 __all__ = ["check_infonce_bound", "infonce_bound_mistakes"]
 
@@ -241,25 +241,8 @@ def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable (your my_infonce_bound); got {type(fn).__name__}")
-    cases = _cases()
-    results = []
-    for case in cases:
-        try:
-            results.append((case, *_run_case(fn, case)))
-        except NotImplementedError:
-            if verbose:
-                print("not attempted yet: replace the `raise NotImplementedError` with your code")
-            return False
-    if verbose:
-        for case, passed, message in results:
-            line = f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}"
-            print(textwrap.fill(line, width=80, subsequent_indent="      "))
-        failed = sum(not passed for _, passed, _ in results)
-        if failed:
-            print(f"{failed} of {len(cases)} cases fail; each FAIL line says what went wrong.")
-        else:
-            print("All cases pass.")
-    return all(passed for _, passed, _ in results)
+    outcomes = ((case.name, *_run_case(fn, case)) for case in _cases())
+    return plain_report(outcomes, verbose=verbose)
 
 
 # ---------------------------------------------------------------- the usual mistakes

@@ -17,10 +17,11 @@ usual mistakes; :func:`min_batch_size_mistakes` returns them as functions for th
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable
 
 import numpy as np
+
+from ._runner import plain_report
 
 __all__ = ["check_min_batch_size", "min_batch_size_mistakes"]
 
@@ -141,24 +142,8 @@ def check_min_batch_size(fn: Callable, *, verbose: bool = True) -> bool:
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable (your my_min_batch_size); got {type(fn).__name__}")
-    results = []
-    for information in _CASES:
-        try:
-            results.append((information, *_run(fn, information)))
-        except NotImplementedError:
-            if verbose:
-                print("not attempted yet: replace the `raise NotImplementedError` with your code")
-            return False
-    if verbose:
-        for information, passed, message in results:
-            line = f"{'PASS' if passed else 'FAIL'}  I = {information} nats: {message}"
-            print(textwrap.fill(line, width=80, subsequent_indent="      "))
-        failed = sum(not passed for _, passed, _ in results)
-        if failed:
-            print(f"{failed} of {len(results)} cases fail; each FAIL line says what went wrong.")
-        else:
-            print("All cases pass.")
-    return all(passed for _, passed, _ in results)
+    outcomes = ((f"I = {i} nats", *_run(fn, i)) for i in _CASES)
+    return plain_report(outcomes, verbose=verbose)
 
 
 def min_batch_size_mistakes() -> dict[str, Callable]:

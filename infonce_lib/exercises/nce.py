@@ -9,7 +9,6 @@ mistakes as small functions, so that the checker can be tested against them.
 from __future__ import annotations
 
 import math
-import textwrap
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..nce import nce_objective
+from ._runner import hinted_report
 
 __all__ = ["check_nce_objective", "nce_objective_mistakes"]
 
@@ -250,40 +250,16 @@ def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable; got {type(fn).__name__}")
-    lines, all_passed, hinted, seen = [], True, False, set()
-    for case in _cases():
-        try:
-            passed, message, hint = _run_case(fn, case)
-        except NotImplementedError:
-            name = getattr(fn, "__name__", "the function")
-            lines = [
-                f"Not attempted yet: {name} raises NotImplementedError. Write its body, "
-                "then run this cell again."
-            ]
-            all_passed = False
-            break
-        if hint and hint in seen:
-            message = message.replace(hint, "the same mistake as above")
-        seen.add(hint)
-        all_passed &= passed
-        hinted |= bool(hint)
-        lines.append(f"{'PASS' if passed else 'FAIL'}  {case.name}: {message}")
-    else:
-        if all_passed:
-            lines.append("All cases pass.")
-        elif hinted:
-            lines.append("Some cases fail: see the hints above.")
-        else:
-            lines.append(
-                "Some cases fail, with values that match no mistake this checker knows: "
-                "compare your steps with the formula (G, the posterior h, the two sums, "
-                "the division by T_d)."
-            )
-    if verbose:
-        for line in lines:
-            indent = "      " if line[:4] in ("PASS", "FAIL") else ""
-            print(textwrap.fill(line, width=80, subsequent_indent=indent))
-    return all_passed
+    outcomes = ((case.name, *_run_case(fn, case)) for case in _cases())
+    return hinted_report(
+        fn,
+        outcomes,
+        verbose=verbose,
+        unknown=(
+            "compare your steps with the formula (G, the posterior h, the two sums, "
+            "the division by T_d)."
+        ),
+    )
 
 
 # ---------------------------------------------------------------- the usual mistakes
