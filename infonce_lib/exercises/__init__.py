@@ -13,7 +13,6 @@ Checkers of other chapters' exercises live in the submodules of this package (fo
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from ..core import contrastive_log_probs, contrastive_loss_from_logits
 from ..losses import info_nce_loss
-from ._runner import hinted_report
+from ._runner import call_reader, hinted_report
 
 __all__ = ["check_info_nce", "typical_mistakes"]
 
@@ -284,18 +283,9 @@ def _run_case(fn: Callable, case: _Case) -> tuple[bool, str, str]:
     args = _copy_args(case.args)
     originals = _copy_args(case.args)
     n = len(case.args[0])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = fn(*args, **case.kwargs)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # a reader's error is reported, never re-raised
-            message = f"raised {type(exc).__name__}: {exc}"
-            if case.raise_hint:
-                return False, f"{message}: {case.raise_hint}", case.raise_hint
-            return False, message, ""
-    warned = f" (NumPy warned: {caught[0].message})" if caught else ""
+    out, warned, failure = call_reader(fn, args, case.kwargs, case.raise_hint)
+    if failure is not None:
+        return failure
     if isinstance(out, np.ndarray) and out.ndim > 0 and out.size != 1:
         if out.shape == (n,):
             mean = float(np.mean(out)) if np.issubdtype(out.dtype, np.number) else math.nan

@@ -172,3 +172,22 @@ def plain_report(outcomes, *, verbose: bool) -> bool:
         else:
             print("All cases pass.")
     return all(passed for _, passed, _ in results)
+
+
+def call_reader(fn: Callable, args: tuple, kwargs: dict, raise_hint: str = ""):
+    """Call the reader's ``fn``; return ``(out, warned, None)``, or ``(None, "", failure)``
+    with ``failure = (False, message, hint)`` when it raised. NotImplementedError (the
+    stub) passes through; NumPy warnings are caught and described in ``warned``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args, **kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # a reader's error is reported, never re-raised
+            message = f"raised {type(exc).__name__}: {exc}"
+            if raise_hint:
+                return None, "", (False, f"{message}: {raise_hint}", raise_hint)
+            return None, "", (False, message, "")
+    warned = f" (NumPy warned: {caught[0].message})" if caught else ""
+    return out, warned, None

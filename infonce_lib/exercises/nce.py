@@ -9,14 +9,13 @@ mistakes as small functions, so that the checker can be tested against them.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..nce import nce_objective
-from ._runner import hinted_report
+from ._runner import call_reader, hinted_report
 
 __all__ = ["check_nce_objective", "nce_objective_mistakes"]
 
@@ -155,18 +154,9 @@ def _cases() -> list[_Case]:
 def _run_case(fn: Callable, case: _Case) -> tuple[bool, str, str]:
     """Run one case: (passed, message, the hint in it or ""). Lets NotImplementedError out."""
     args = tuple(a.copy() if isinstance(a, np.ndarray) else list(a) for a in case.args)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = fn(*args, **case.kwargs)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # a reader's error is reported, never re-raised
-            message = f"raised {type(exc).__name__}: {exc}"
-            if case.raise_hint:
-                return False, f"{message}: {case.raise_hint}", case.raise_hint
-            return False, message, ""
-    warned = f" (NumPy warned: {caught[0].message})" if caught else ""
+    out, warned, failure = call_reader(fn, args, case.kwargs, case.raise_hint)
+    if failure is not None:
+        return failure
     if isinstance(out, np.ndarray) and out.ndim > 0 and out.size != 1:
         return False, f"returned an array of shape {out.shape}; {_HINT_ROWS}", _HINT_ROWS
     try:
