@@ -4,6 +4,11 @@ One small module per concept; every public name is in the module's ``__all__``, 
 here as ``infonce_lib.<name>`` and documented in the book's API reference. The experiments
 of the book are in :mod:`infonce_lib.experiments` (not imported here); run
 ``python -m infonce_lib reproduce --list`` to see them.
+
+Importing the package loads NumPy and ``scipy.special`` only; the heavier SciPy modules
+(``optimize``, ``stats``, ``integrate``, ``linalg``, ``spatial``) are imported inside the
+functions that use them, on first use, so that a notebook that never needs them does not
+wait for them (``tests/test_layout.py`` keeps it so).
 """
 
 from . import (

@@ -13,7 +13,6 @@ import math
 from typing import Literal, NamedTuple
 
 import numpy as np
-import scipy.linalg
 
 from ._validation import as_real_array, finite_or_raise
 
@@ -58,6 +57,8 @@ _DOE_ARRAYS = "X_train, Y_train, X_test and Y_test"
 
 def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:
     """Per-row ``-log N(r; 0, cov)`` of residuals ``R`` (m, d) with a Cholesky factor."""
+    import scipy.linalg  # imported on first use (see the package docstring)
+
     finite_or_raise(
         cov, f"the fitted covariance of {what} (from X_train and Y_train)", "rescale the data"
     )
@@ -76,6 +77,8 @@ def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:
 
 
 def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
+    import scipy.linalg
+
     n = Xtr.shape[0]
     mu_y = Ytr.mean(axis=0)
     Yc = Ytr - mu_y

@@ -40,7 +40,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ._validation import (
     as_generator,
@@ -429,6 +428,8 @@ def sigma_for_information(target: float, eigenvalues) -> float:
             )
     while gap(hi) >= 0:
         hi += 5.0
+    from scipy.optimize import brentq  # imported on first use (see the package docstring)
+
     root = brentq(gap, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
     return math.exp(root)
 

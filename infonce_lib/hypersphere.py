@@ -32,7 +32,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.special
-from scipy.spatial.distance import pdist
 
 from ._validation import (
     as_generator,
@@ -167,6 +166,8 @@ def uniformity(Z, t: float = 2.0) -> float:
     if A.shape[0] < 2:
         raise ValueError(f"Z must hold at least 2 embeddings (rows); got {A.shape[0]}")
     s = as_positive_scalar(t, "t")
+    from scipy.spatial.distance import pdist  # imported on first use (package docstring)
+
     with np.errstate(over="ignore", invalid="ignore"):
         sq = pdist(A, "sqeuclidean")
         out = float(scipy.special.logsumexp(-s * sq) - math.log(sq.size))

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.integrate
-import scipy.stats
 
 from ._validation import (
     as_generator,
@@ -458,6 +456,9 @@ def binary_channel_information(sigma: float, dim: int) -> float:
             f"sigma must lie in [1e-150, 1e150] (beyond, I equals its limits d ln 2 and 0 to "
             f"float64 precision and the quadrature overflows); got {s}"
         )
+
+    import scipy.integrate  # imported on first use (see the package docstring)
+    import scipy.stats
 
     def integrand(z: float) -> float:
         return scipy.stats.norm.pdf(z) * float(np.logaddexp(0.0, -2.0 * (1.0 + s * z) / (s * s)))

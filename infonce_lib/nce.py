@@ -38,9 +38,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 
 from ._validation import (
@@ -49,6 +49,9 @@ from ._validation import (
     as_real_array,
     finite_or_raise,
 )
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 __all__ = ["NCEFit", "fit_nce", "mse_ratio", "nce_objective", "nce_objective_and_grad"]
 
@@ -531,6 +534,8 @@ def _fit(problem: _NCEProblem, th0: np.ndarray, method: str, options: dict) -> N
         "log_noise_data and log_noise_noise)",
     )
     second = {"hessp": problem.negative_hessp} if method.lower() in _SECOND_ORDER else {}
+    from scipy.optimize import minimize  # imported on first use (see the package docstring)
+
     with np.errstate(over="ignore", invalid="ignore"):
         result = minimize(
             problem.negative, th0.ravel(), jac=True, method=method,

@@ -40,7 +40,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.special
-from scipy.optimize import minimize_scalar
 
 from ._validation import (
     as_bool,
@@ -488,6 +487,8 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
 
 
 def _best_beta(objective: _BetaObjective, lo: float, hi: float) -> BestTemperature:
+    from scipy.optimize import minimize_scalar  # imported on first use (package docstring)
+
     res = minimize_scalar(
         lambda b: -float(objective.batch_values(b).mean()), bounds=(lo, hi), method="bounded"
     )

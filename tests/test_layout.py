@@ -132,3 +132,17 @@ def test_package_namespace_lists_each_name_once_and_leaves_the_experiments_out()
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+HEAVY_SCIPY = ("scipy.optimize", "scipy.stats", "scipy.integrate", "scipy.linalg", "scipy.spatial")
+
+
+def test_importing_the_package_leaves_the_heavy_scipy_modules_for_first_use():
+    """Every chapter starts by importing infonce_lib: the reader waits for it each time."""
+    code = (
+        f"import sys, infonce_lib\nprint(' '.join(m for m in {HEAVY_SCIPY!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [], f"importing infonce_lib loads {out}; import them inside the function"
