@@ -7,10 +7,12 @@ the level ``cosine_level`` drawn by :func:`~infonce_lib.patch_level_pairs`; for 
 :func:`~infonce_lib.cosine_cap`); the best temperature by Newton's method on the concave
 bound over :math:`\beta` in ``infonce_lib.temperature.BETA_BOUNDS``
 (:func:`~infonce_lib.best_temperature`), with the slope and curvature there
-(:func:`~infonce_lib.infonce_beta_derivatives`); and the
-optimal critic :math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3
-(run over all ``batch_sizes`` of the level, so its digits are Table 2's). Every number of
-``gaussian-patches``' Table 3 comes out identical, and the other levels are not drawn.
+(:func:`~infonce_lib.infonce_beta_derivatives`); and the optimal critic
+:math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3, asked for that
+one batch size (each batch's value is computed from its own :math:`K \times K` block of
+scores, so the other batch sizes of Table 2 change none of its digits; a test checks it).
+Every number of ``gaussian-patches``' Table 3 comes out identical, and the other levels are
+not drawn.
 
 Examples
 --------
@@ -151,7 +153,7 @@ def _run_cached(config: Config) -> Result:
     li = config.levels.index(config.cosine_level)
     sigma, x, y = _level_pairs(field_, config.cosine_level, li, config.m_pairs)
     log_py = _log_p_y(y, field_, sigma)
-    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, config.batch_sizes)[K][0])
+    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, (K,))[K][0])  # Table 2's
     del log_py
     table = _cosine_table(x, y, K, config.taus)
     del x, y
