@@ -78,6 +78,10 @@ _WARM_FRACTION = 16
 _WARM_MIN_ROWS = 256
 _WARM_RTOL = 1e-2
 
+# exp(x) is exactly 0 in float64 below about -745.13: _BetaObjective sets such arguments to
+# -inf, whose exp is the same 0 but quicker.
+_EXP_ZERO = -746.0
+
 
 def cosine_scores(x, y, batch_size: int) -> np.ndarray:
     r"""Cosine similarities of a pool of pairs cut into batches: the scores :math:`s`.
@@ -181,10 +185,24 @@ class _BetaObjective:
         self.rows = rows
         n = min(rows, B * K)
         self.buf = np.empty((n, K))
+        self.mask = np.empty((n, K), dtype=bool)
         self.work = np.empty((n, K)) if overwrite else None  # allocated on first need
         self.shifted = None if overwrite else np.empty((n, K))
         self._values: dict[float, np.ndarray] = {}  # beta -> batch values (B,)
         self._derivs: dict[float, tuple] = {}  # beta -> (value, first, second), each (B,)
+
+    def _exp(self, buf: np.ndarray, spread: float) -> None:
+        """``exp`` in place of a chunk of arguments in ``[-spread, 0]`` (up to round-off).
+
+        When some of them may lie below ``_EXP_ZERO`` (whose ``exp`` is 0 in float64) they
+        are set to ``-inf`` first: the same zeros, but glibc's ``exp`` takes a slow path for
+        an underflow, about 2.5 times as long. Call under ``errstate(under="ignore")``.
+        """
+        if spread > -_EXP_ZERO / 1.01:  # cosines may exceed [-1, 1] by round-off
+            mask = self.mask[: buf.shape[0]]
+            np.less(buf, _EXP_ZERO, out=mask)
+            np.copyto(buf, -np.inf, where=mask)
+        np.exp(buf, out=buf)
 
     def _chunks(self, stop: int | None = None):
         """``(start, stop, D[start:stop])``, the shifted rows (the first ``stop``), by chunks."""
@@ -220,7 +238,7 @@ class _BetaObjective:
             for q, beta in enumerate(betas):
                 with np.errstate(over="ignore", under="ignore"):
                     np.multiply(block, beta, out=buf)  # -inf only if beta * 2 overflows
-                    np.exp(buf, out=buf)
+                    self._exp(buf, 2.0 * beta)
                 np.matmul(buf, ones, out=den[q, start:stop])
         np.log(den, out=den)
         with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: the true limit
@@ -267,7 +285,7 @@ class _BetaObjective:
             c = self.work[: stop - start]
             with np.errstate(over="ignore", under="ignore"):
                 np.multiply(block, beta, out=w)
-                np.exp(w, out=w)  # in [0, 1]; each row's maximum gives exactly 1
+                self._exp(w, 2.0 * beta)  # in [0, 1]; each row's maximum gives exactly 1
             np.matmul(w, ones, out=den[start:stop])  # >= 1
             np.multiply(w, block, out=c)
             np.matmul(c, ones, out=mean[start:stop])
@@ -296,7 +314,7 @@ class _BetaObjective:
             buf = self.buf[: stop - start]
             with np.errstate(over="ignore", under="ignore"):
                 np.divide(block, tau, out=buf)  # -inf where the ratio leaves float64
-                np.exp(buf, out=buf)
+                self._exp(buf, 2.0 / tau)
             np.matmul(buf, ones, out=out[start:stop])
         return np.log(out, out=out).reshape(self.B, self.K)
 

@@ -335,6 +335,32 @@ def test_newton_search_safeguards_on_a_creeping_slope():
     assert max(points) > 60  # a bisection step went past the root
 
 
+@pytest.mark.parametrize("beta", [700.0, 1e4, 1e300])
+def test_arguments_below_exp_underflow_give_the_same_bits(beta):
+    # The objective sets exp arguments below -746 to -inf (a faster exact 0): the values
+    # must be those of the plain formula, bit for bit.
+    S = patch_cosines(M=256, K=16)
+    D = S - S.max(axis=-1, keepdims=True)
+    with np.errstate(under="ignore", over="ignore"):
+        E = np.exp(D * beta)
+    assert E.min() == 0.0  # some arguments did underflow
+    obj = temperature._BetaObjective(S.copy())
+    value, first, _ = obj.derivatives(beta)
+    den = E @ np.ones(16)
+    idx = np.arange(16)
+    with np.errstate(over="ignore"):
+        want = math.log(16) + (beta * D[:, idx, idx] - np.log(den)).mean(axis=-1)
+    assert np.array_equal(value, want)
+    assert np.array_equal(first, (D[:, idx, idx] - (E * D) @ np.ones(16) / den).mean(-1))
+    tau = 1 / beta
+    with np.errstate(under="ignore", over="ignore"):
+        E_tau = np.exp(D / tau)
+    want_log = np.log(E_tau @ np.ones(16))
+    assert np.array_equal(
+        temperature._BetaObjective(S.copy()).log_denominators_at_tau(tau), want_log
+    )
+
+
 def test_remembered_values_are_the_computed_ones_bit_for_bit():
     S = patch_cosines(M=1024, K=32)
     fresh = temperature._BetaObjective(S.copy(), overwrite=True)
