@@ -314,6 +314,13 @@ def test_best_temperature_at_the_lower_end():
     assert best.beta == 0.5 and best.evaluations <= 5  # exactly the end, in a few steps
 
 
+def test_best_temperature_of_a_flat_bound():
+    # Every score equal: the bound is 0 at every beta, slope and curvature 0; any beta is
+    # best and the search stops at its first point.
+    best = best_temperature(np.zeros((3, 4, 4)), (0.5, 50.0))
+    assert best.infonce == 0.0 and best.evaluations == 1 and 0.5 <= best.beta <= 50.0
+
+
 def test_best_temperature_over_a_huge_interval_without_warnings():
     S = patch_cosines(M=512, K=16)
     best = best_temperature(S, (1e-3, 1e300))
