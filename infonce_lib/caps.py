@@ -13,6 +13,9 @@ follow, and the book uses both:
   about :math:`1/\tau` nats of room, so certifying :math:`I` nats needs roughly
   :math:`1/\tau \gtrsim I`.
 
+:func:`maximise_infonce_over_unit_embeddings` checks the second numerically: an optimiser
+over free unit embeddings reaches it and goes no further.
+
 What the temperature does besides (concavity in :math:`\beta = 1/\tau`, the best temperature,
 how the push is shared among negatives) is in :mod:`infonce_lib.temperature`.
 """
@@ -23,9 +26,13 @@ import math
 
 import numpy as np
 
-from ._validation import as_int, as_positive_scalar, as_real_array
+from ._validation import as_generator, as_int, as_positive_scalar, as_real_array
 
-__all__ = ["attainable_cosine_cap", "cosine_cap"]
+__all__ = ["attainable_cosine_cap", "cosine_cap", "maximise_infonce_over_unit_embeddings"]
+
+#: The temperatures :func:`maximise_infonce_over_unit_embeddings` accepts: beyond them the
+#: optimisation is badly scaled in float64 (logits up to ``2 / tau``, gradients ``1 / tau``).
+TEMPERATURE_RANGE = (1e-4, 1e4)
 
 
 def cosine_cap(batch_size: int, tau):
@@ -195,4 +202,114 @@ def attainable_cosine_cap(batch_size: int, temperature):
     return float(out[0]) if scalar else out
 
 
-# ---------------------------------------------------------------- cosine scores
+# ---------------------------------------------------------------- the cap, found numerically
+
+
+def maximise_infonce_over_unit_embeddings(batch_size: int, temperature, dim: int, *, seed=0):
+    r"""Maximise InfoNCE over free unit embeddings: how far an optimiser gets, from one start.
+
+    The embeddings are :math:`x_j = u_j / \lVert u_j \rVert` and
+    :math:`y_i = w_i / \lVert w_i \rVert` for free vectors :math:`u_j, w_i \in \mathbb{R}^d`,
+    scored by the cosine critic :math:`S_{ij}/\tau`, :math:`S_{ij} = y_i \cdot x_j`
+    (softmax over the candidates :math:`x_j` of each view :math:`y_i`). The objective is
+    one batch's
+
+    .. math::
+
+        I_{\mathrm{NCE}} = \log K + \frac1K \sum_i \Big(\frac{S_{ii}}{\tau}
+        - \log \sum_j e^{S_{ij}/\tau}\Big), \qquad
+        \frac{\partial I_{\mathrm{NCE}}}{\partial S_{ij}} = \frac{\delta_{ij} - p_{ij}}{K\tau},
+
+    with :math:`p_{ij}` the softmax weights, so :math:`\partial I/\partial y_i =
+    \sum_j \partial I/\partial S_{ij}\, x_j` and :math:`\partial I/\partial x_j =
+    \sum_i \partial I/\partial S_{ij}\, y_i`; through the normalisation,
+
+    .. math::
+
+        \frac{\partial I}{\partial u_j} = \frac{(\mathbf{1} - x_j x_j^\top)}{\lVert u_j
+        \rVert} \frac{\partial I}{\partial x_j}
+
+    (the part along :math:`x_j` removed: moving :math:`u_j` radially changes no cosine), and
+    likewise for :math:`w_i`. Minus the objective and its gradient, as whole-matrix NumPy
+    operations, go to L-BFGS-B (Byrd, Lu, Nocedal & Zhu, 1995) through
+    ``scipy.optimize.minimize`` (imported on first use), from standard normal
+    :math:`u, w` drawn from ``seed``, with tight tolerances (``gtol`` 1e-12, ``ftol``
+    1e-15, at most 5000 iterations). The value reached never exceeds
+    :func:`attainable_cosine_cap`; with :math:`d \ge K - 1` every start reaches it (a
+    regular simplex, Graf et al., 2021), and in fewer dimensions none does.
+
+    Parameters
+    ----------
+    batch_size : int
+        :math:`K \ge 2`.
+    temperature : float
+        :math:`\tau`, in ``TEMPERATURE_RANGE`` (1e-4 to 1e4).
+    dim : int
+        :math:`d \ge 1`, the dimension of the embeddings.
+    seed : int or numpy.random.Generator, default 0
+        The starting point: ``2 K d`` standard normals (``u`` then ``w``, row-major).
+
+    Returns
+    -------
+    value : float
+        :math:`I_{\mathrm{NCE}}` at the end, in nats.
+    x, y : numpy.ndarray, shape (K, d)
+        The unit embeddings reached (candidates and views).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``batch_size`` or ``dim`` is not an integer (``>= 2``, ``>= 1``), ``temperature``
+        is not finite and positive or lies outside ``TEMPERATURE_RANGE``, or ``seed`` is not
+        a seed.
+
+    Examples
+    --------
+    >>> value, x, y = maximise_infonce_over_unit_embeddings(8, 1.0, 7, seed=0)
+    >>> x.shape, bool(abs(value - attainable_cosine_cap(8, 1.0)) < 1e-9)
+    ((8, 7), True)
+    >>> np.round(y @ x.T, 3)[0]  # the views found their candidates: a regular simplex
+    array([ 1.   , -0.143, -0.143, -0.143, -0.143, -0.143, -0.143, -0.143])
+    >>> value, _, _ = maximise_infonce_over_unit_embeddings(8, 1.0, 3, seed=0)
+    >>> bool(value < attainable_cosine_cap(8, 1.0) - 1e-3)  # no simplex of 8 in 3 dimensions
+    True
+    """
+    from scipy.optimize import minimize  # imported on first use (package docstring)
+
+    K = as_int(batch_size, "batch_size", minimum=2)
+    t = as_positive_scalar(temperature, "temperature")
+    lo, hi = TEMPERATURE_RANGE
+    if not lo <= t <= hi:
+        raise ValueError(f"temperature must lie in [{lo:g}, {hi:g}]; got {t!r}")
+    d = as_int(dim, "dim", minimum=1)
+    start = as_generator(seed).normal(size=2 * K * d)
+    options = {"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000}
+    res = minimize(
+        _minus_infonce_on_spheres, start, (K, d, t), "L-BFGS-B", jac=True, options=options
+    )
+    U, W = res.x.reshape(2, K, d)
+    x = U / np.linalg.norm(U, axis=1, keepdims=True)
+    y = W / np.linalg.norm(W, axis=1, keepdims=True)
+    return float(-res.fun), x, y
+
+
+def _minus_infonce_on_spheres(params: np.ndarray, K: int, d: int, tau: float):
+    """Minus InfoNCE of ``x = u/|u|``, ``y = w/|w|`` and its gradient in ``(u, w)``."""
+    U, W = params.reshape(2, K, d)
+    nu = np.linalg.norm(U, axis=1, keepdims=True)
+    nw = np.linalg.norm(W, axis=1, keepdims=True)
+    X, Y = U / nu, W / nw
+    L = (Y @ X.T) / tau  # logits: row i the view y_i, column j the candidate x_j
+    L -= L.max(axis=1, keepdims=True)
+    with np.errstate(under="ignore"):
+        P = np.exp(L)
+    Z = P.sum(axis=1)  # >= 1
+    P /= Z[:, None]
+    value = math.log(K) + float(np.mean(np.diagonal(L) - np.log(Z)))
+    G = -P
+    G[np.diag_indices(K)] += 1.0
+    G /= K * tau  # dI/dS
+    gX, gY = G.T @ Y, G @ X
+    gU = (gX - np.sum(gX * X, axis=1, keepdims=True) * X) / nu
+    gW = (gY - np.sum(gY * Y, axis=1, keepdims=True) * Y) / nw
+    return -value, -np.concatenate([gU.ravel(), gW.ravel()])

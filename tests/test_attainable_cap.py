@@ -1,9 +1,11 @@
-"""Tests for infonce_lib.temperature.attainable_cosine_cap: the largest InfoNCE that unit-norm
+"""Tests for infonce_lib.caps.attainable_cosine_cap: the largest InfoNCE that unit-norm
 embeddings can reach with the cosine critic s/tau.
 
 Checked against an independent high-precision evaluation of the formula (decimal), against
 each step of its proof on random embeddings, against the regular simplex that attains it, and
-against a numerical maximisation of InfoNCE over free unit embeddings.
+against a numerical maximisation of InfoNCE over free unit embeddings
+(infonce_lib.maximise_infonce_over_unit_embeddings, whose objective and gradient are checked
+against an independent route through info_nce_loss_and_grad and finite differences).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import minimize
+from scipy.optimize import check_grad
 
 from infonce_lib import (
     attainable_cosine_cap,
@@ -23,7 +25,9 @@ from infonce_lib import (
     info_nce_loss_and_grad,
     infonce_at_beta,
     infonce_bound,
+    maximise_infonce_over_unit_embeddings,
 )
+from infonce_lib.caps import _minus_infonce_on_spheres
 
 
 def decimal_cap(K: int, tau: float) -> float:
@@ -198,7 +202,8 @@ def test_regular_simplex_attains_the_cap(K, tau):
 
 
 def _minus_bound_and_grad(params, K, d, tau):
-    """-I_NCE of unit embeddings x = u/|u|, y = v/|v| and its gradient in (u, v)."""
+    """An independent reference: -I_NCE of x = u/|u|, y = v/|v| and its gradient in (u, v),
+    through info_nce_loss_and_grad (anchors y_i, candidates x_j) and the chain rule."""
     U, V = params.reshape(2, K, d)
     nu = np.linalg.norm(U, axis=1, keepdims=True)
     nv = np.linalg.norm(V, axis=1, keepdims=True)
@@ -209,21 +214,36 @@ def _minus_bound_and_grad(params, K, d, tau):
     return loss - math.log(K), np.concatenate([gU.ravel(), gV.ravel()])
 
 
+@pytest.mark.parametrize(("K", "d", "tau"), [(2, 1, 1.0), (5, 3, 0.2), (8, 8, 1.0), (6, 2, 7.0)])
+def test_the_objective_and_its_gradient_against_the_reference(K, d, tau):
+    rng = np.random.default_rng(K * d)
+    for _ in range(3):
+        params = rng.normal(size=2 * K * d)
+        value, grad = _minus_infonce_on_spheres(params, K, d, tau)
+        want_value, want_grad = _minus_bound_and_grad(params, K, d, tau)
+        assert value == pytest.approx(want_value, abs=1e-13)
+        np.testing.assert_allclose(grad, want_grad, atol=1e-13)
+        err = check_grad(
+            lambda p: _minus_infonce_on_spheres(p, K, d, tau)[0],
+            lambda p: _minus_infonce_on_spheres(p, K, d, tau)[1],
+            params,
+        )
+        assert err < 1e-6 * max(1.0, np.linalg.norm(grad))
+        # The gradient is tangent: a radial change of u_j or w_i changes nothing.
+        U, W = params.reshape(2, K, d)
+        gU, gW = grad.reshape(2, K, d)
+        np.testing.assert_allclose(np.sum(gU * U, axis=1), 0.0, atol=1e-13)
+        np.testing.assert_allclose(np.sum(gW * W, axis=1), 0.0, atol=1e-13)
+
+
 def _maximise(K, d, tau, seed):
-    rng = np.random.default_rng(seed)
-    options = {"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000}
-    res = minimize(
-        _minus_bound_and_grad,
-        rng.normal(size=2 * K * d),
-        args=(K, d, tau),
-        jac=True,
-        method="L-BFGS-B",
-        options=options,
-    )
-    U, V = res.x.reshape(2, K, d)
-    X = U / np.linalg.norm(U, axis=1, keepdims=True)
-    Y = V / np.linalg.norm(V, axis=1, keepdims=True)
-    return infonce_at_beta((Y @ X.T)[None], 1 / tau)[0]
+    """The value reached, recomputed from the embeddings (not the optimiser's own figure)."""
+    value, X, Y = maximise_infonce_over_unit_embeddings(K, tau, d, seed=seed)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0, atol=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(Y, axis=1), 1.0, atol=1e-14)
+    recomputed = infonce_at_beta((Y @ X.T)[None], 1 / tau)[0]
+    assert value == pytest.approx(recomputed, abs=1e-13)
+    return recomputed
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -251,3 +271,39 @@ def test_too_few_dimensions_stay_strictly_below():
     for d in (2, 4):
         found = max(_maximise(K, d, tau, seed) for seed in range(3))
         assert found < cap - 1e-3
+
+
+def test_the_seed_is_the_start():
+    a = maximise_infonce_over_unit_embeddings(5, 0.5, 3, seed=4)
+    b = maximise_infonce_over_unit_embeddings(5, 0.5, 3, seed=np.random.default_rng(4))
+    assert a[0] == b[0] and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
+
+
+@pytest.mark.parametrize("tau", [1e-4, 1e4])
+def test_the_ends_of_the_temperature_range(tau):
+    value, X, Y = maximise_infonce_over_unit_embeddings(4, tau, 3, seed=1)
+    assert math.isfinite(value) and value <= attainable_cosine_cap(4, tau) + 1e-12
+    assert np.all(np.isfinite(X)) and np.all(np.isfinite(Y))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"batch_size": 1}, ValueError, "batch_size"),
+        ({"batch_size": 8.0}, TypeError, "batch_size"),
+        ({"temperature": 0.0}, ValueError, "temperature"),
+        ({"temperature": float("nan")}, ValueError, "temperature"),
+        ({"temperature": 5e-5}, ValueError, "temperature"),
+        ({"temperature": 2e4}, ValueError, "temperature"),
+        ({"temperature": "1"}, TypeError, "temperature"),
+        ({"dim": 0}, ValueError, "dim"),
+        ({"dim": 2.0}, TypeError, "dim"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"seed": None}, TypeError, "seed"),
+    ],
+)
+def test_maximiser_bad_input(kwargs, error, needle):
+    args = {"batch_size": 4, "temperature": 1.0, "dim": 3, **kwargs}
+    seed = args.pop("seed", 0)
+    with pytest.raises(error, match=needle):
+        maximise_infonce_over_unit_embeddings(**args, seed=seed)

@@ -61,6 +61,8 @@ def test_cosine_cell_matches_the_public_functions():
         v = infonce_at_beta(S, 1 / tau)
         assert cell.infonce[ti] == pytest.approx(v.mean(), abs=1e-12)
         assert cell.max_minus_cap[ti] == pytest.approx(v.max() - cosine_cap(64, tau), abs=1e-12)
+        np.testing.assert_array_equal(cell.batch_values[ti], v)  # the values, bit for bit
+    np.testing.assert_array_equal(cell.best_batch_values, infonce_at_beta(S, cell.best_beta))
     best = best_temperature(S)
     assert cell.best_beta == pytest.approx(best.beta, rel=1e-12)
     d = infonce_beta_derivatives(S, best.beta)

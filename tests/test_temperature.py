@@ -29,6 +29,7 @@ from infonce_lib import (
     sigma_for_information,
     softmax_weights,
     tau_scaled_loss,
+    temperature,
 )
 
 
@@ -232,6 +233,153 @@ def test_best_temperature_at_the_boundary():
     # Positives 0.9, negatives 0.1: the bound rises with beta all the way.
     S = np.full((2, 4, 4), 0.1) + 0.8 * np.eye(4)
     assert best_temperature(S, (0.5, 5.0)).beta == pytest.approx(5.0, abs=1e-3)
+
+
+def _brent(S, lo=0.5, hi=500.0):
+    """The previous search, derivative-free Brent on the mean bound, to a tight tolerance."""
+    from scipy.optimize import minimize_scalar
+
+    res = minimize_scalar(
+        lambda b: -infonce_at_beta(S, b).mean(),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    return res.x, -res.fun
+
+
+@pytest.mark.parametrize("I", [1.0, 3.0, 6.0, 12.0])
+@pytest.mark.parametrize("M", [1024, 8192])  # 1024 rows: no warm start; 8192: warm start
+def test_newton_agrees_with_brent_on_patches(I, M):
+    S = patch_cosines(M=M, K=64, I=I)
+    best = best_temperature(S)
+    beta, value = _brent(S)
+    assert best.beta == pytest.approx(beta, rel=2e-6)
+    assert best.infonce >= value - 1e-12  # never worse than Brent, to round-off
+    d = infonce_beta_derivatives(S, best.beta)
+    # Newton's own criterion: the step from the returned beta is below 1e-6 beta.
+    assert abs(d.first.mean() / d.second.mean()) <= 1e-6 * best.beta
+    assert best.evaluations <= (12 if M == 8192 else 9)  # Brent needed 15 to 17
+
+
+def _count_passes(monkeypatch):
+    """Count the passes over the scores of every _BetaObjective (full or warm start)."""
+    calls = []
+    original = temperature._BetaObjective._row_derivatives
+
+    def counted(self, beta, rows=None):
+        calls.append(rows)
+        return original(self, beta, rows)
+
+    monkeypatch.setattr(temperature._BetaObjective, "_row_derivatives", counted)
+    return calls
+
+
+@pytest.mark.parametrize("M", [1024, 8192])
+def test_evaluations_are_counted_honestly(monkeypatch, M):
+    S = patch_cosines(M=M, K=64)
+    calls = _count_passes(monkeypatch)
+    best = best_temperature(S)
+    assert best.evaluations == len(calls)
+    warm = [r for r in calls if r is not None]
+    assert all(r == M // 16 for r in warm) and bool(warm) == (M >= 4096)
+    # The whole set: a few Newton steps from the warm start, a few more from the middle
+    assert len(calls) - len(warm) <= (5 if warm else 10)
+
+
+@given(scores_cases(max_k=6, max_b=3), st.floats(-1, 2), st.floats(0.2, 3))
+def test_best_temperature_beats_a_grid(case, log_lo, log_width):
+    _, S = case
+    lo, hi = 10.0**log_lo, 10.0 ** (log_lo + log_width)
+    best = best_temperature(S, (lo, hi))
+    assert lo <= best.beta <= hi
+    grid = np.geomspace(lo, hi, 60)
+    values = [infonce_at_beta(S, b).mean() for b in grid]
+    assert best.infonce >= max(values) - 1e-9
+    assert best.infonce == pytest.approx(infonce_at_beta(S, best.beta).mean(), abs=1e-13)
+    d = infonce_beta_derivatives(S, best.beta)
+    g, h = d.first.mean(), d.second.mean()
+    if lo < best.beta < hi:
+        assert g == 0.0 or abs(g) <= 1e-6 * best.beta * abs(h) or hi / lo < 1 + 1e-6
+    elif best.beta == hi:
+        assert g >= 0.0 or abs(g) <= 1e-6 * hi * abs(h)
+    else:
+        assert g <= 0.0 or abs(g) <= 1e-6 * lo * abs(h)
+
+
+def test_best_temperature_at_the_lower_end():
+    # Every positive below its negatives: the slope is negative at every beta.
+    S = np.full((1, 3, 3), 0.5) - 0.4 * np.eye(3)
+    best = best_temperature(S, (0.5, 50.0))
+    assert best.beta == 0.5 and best.evaluations <= 5  # exactly the end, in a few steps
+
+
+def test_best_temperature_of_a_flat_bound():
+    # Every score equal: the bound is 0 at every beta, slope and curvature 0; any beta is
+    # best and the search stops at its first point.
+    best = best_temperature(np.zeros((3, 4, 4)), (0.5, 50.0))
+    assert best.infonce == 0.0 and best.evaluations == 1 and 0.5 <= best.beta <= 50.0
+
+
+def test_best_temperature_over_a_huge_interval_without_warnings():
+    S = patch_cosines(M=512, K=16)
+    best = best_temperature(S, (1e-3, 1e300))
+    assert best.beta == pytest.approx(_brent(S)[0], rel=2e-6)
+    assert best.evaluations < 30
+
+
+def test_newton_search_safeguards_on_a_creeping_slope():
+    # Slope e^(-b/5) - e^(-12): convex and falling, root at 60. Newton from the left creeps
+    # by about 5 per step; the safeguard bisects instead and still converges.
+    points = []
+
+    def evaluate(b):
+        points.append(b)
+        return 0.0, math.exp(-b / 5) - math.exp(-12.0), -math.exp(-b / 5) / 5
+
+    beta, _, n = temperature._newton_search(evaluate, 0.5, 1e4, 1.0, 1e-10)
+    assert beta == pytest.approx(60.0, rel=1e-9) and n == len(points) < 25
+    assert max(points) > 60  # a bisection step went past the root
+
+
+@pytest.mark.parametrize("beta", [700.0, 1e4, 1e300])
+def test_arguments_below_exp_underflow_give_the_same_bits(beta):
+    # The objective sets exp arguments below -746 to -inf (a faster exact 0): the values
+    # must be those of the plain formula, bit for bit.
+    S = patch_cosines(M=256, K=16)
+    D = S - S.max(axis=-1, keepdims=True)
+    with np.errstate(under="ignore", over="ignore"):
+        E = np.exp(D * beta)
+    assert E.min() == 0.0  # some arguments did underflow
+    obj = temperature._BetaObjective(S.copy())
+    value, first, _ = obj.derivatives(beta)
+    den = E @ np.ones(16)
+    idx = np.arange(16)
+    with np.errstate(over="ignore"):
+        want = math.log(16) + (beta * D[:, idx, idx] - np.log(den)).mean(axis=-1)
+    assert np.array_equal(value, want)
+    assert np.array_equal(first, (D[:, idx, idx] - (E * D) @ np.ones(16) / den).mean(-1))
+    tau = 1 / beta
+    with np.errstate(under="ignore", over="ignore"):
+        E_tau = np.exp(D / tau)
+    want_log = np.log(E_tau @ np.ones(16))
+    assert np.array_equal(
+        temperature._BetaObjective(S.copy()).log_denominators_at_tau(tau), want_log
+    )
+
+
+def test_remembered_values_are_the_computed_ones_bit_for_bit():
+    S = patch_cosines(M=1024, K=32)
+    fresh = temperature._BetaObjective(S.copy(), overwrite=True)
+    values = fresh.batch_values_many([2.0, 33.0])
+    d = temperature._BetaObjective(S.copy()).derivatives(33.0)
+    assert np.array_equal(values[1], d[0])  # the two routes to the value agree exactly
+    again = temperature._BetaObjective(S.copy(), overwrite=True)
+    first = again.derivatives(33.0)
+    assert np.array_equal(again.batch_values(33.0), values[1])  # from memory
+    assert np.array_equal(again.batch_values_many([2.0, 33.0]), values)  # 2.0 computed now
+    first[0][:] = 0.0  # a caller's copy: the memory is untouched
+    assert np.array_equal(again.derivatives(33.0)[0], d[0])
 
 
 # ---------------------------------------------------------------- softmax weights

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..report import Check
+from ..temperature import BETA_BOUNDS
 
 
 def f4(v: float) -> str:
@@ -22,6 +23,15 @@ def read_only(a) -> np.ndarray:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
+
+
+def best_tau_line(tau: float, beta: float) -> str:
+    """The line of a cosine table that gives the best temperature and how it was found."""
+    lo, hi = BETA_BOUNDS
+    return (
+        f"best tau = {tau:.4f} (beta = {beta:.2f}; Newton's method on the concave bound, "
+        f"beta in [{lo:g}, {hi:g}])"
+    )
 
 
 def cosine_checks(max_minus_cap, best_max_minus_cap, infonce, best_infonce, optimal) -> list:

@@ -4,12 +4,15 @@ The cosine cell of :mod:`.gaussian_patches`, alone, with the same code on the sa
 the level ``cosine_level`` drawn by :func:`~infonce_lib.patch_level_pairs`; for each
 :math:`\tau` the batch values of :func:`~infonce_lib.infonce_at_beta` at
 :math:`\beta = 1/\tau` on the cosines of the raw patches (mean, SE, and the largest minus
-:func:`~infonce_lib.cosine_cap`); the best temperature by bounded scalar optimisation over
-:math:`\beta` in ``infonce_lib.temperature.BETA_BOUNDS`` (:func:`~infonce_lib.best_temperature`),
-with the slope and curvature there (:func:`~infonce_lib.infonce_beta_derivatives`); and the
-optimal critic :math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3
-(run over all ``batch_sizes`` of the level, so its digits are Table 2's). Every number of
-``gaussian-patches``' Table 3 comes out identical, and the other levels are not drawn.
+:func:`~infonce_lib.cosine_cap`); the best temperature by Newton's method on the concave
+bound over :math:`\beta` in ``infonce_lib.temperature.BETA_BOUNDS``
+(:func:`~infonce_lib.best_temperature`), with the slope and curvature there
+(:func:`~infonce_lib.infonce_beta_derivatives`); and the optimal critic
+:math:`\log p(y|x)` at the same :math:`K` from the same engine as chapter 3, asked for that
+one batch size (each batch's value is computed from its own :math:`K \times K` block of
+scores, so the other batch sizes of Table 2 change none of its digits; a test checks it).
+Every number of ``gaussian-patches``' Table 3 comes out identical, and the other levels are
+not drawn.
 
 Examples
 --------
@@ -38,7 +41,7 @@ from ..patches import _cosine_table, _level_batch_values, _level_pairs
 from ..report import Check, Report, format_table
 from ..temperature import BETA_BOUNDS
 from . import gaussian_patches
-from ._shared import cosine_checks, f4, read_only
+from ._shared import best_tau_line, cosine_checks, f4, read_only
 
 NAME = "cosine-temperature"
 SUMMARY = "the cosine critic's InfoNCE, cap and best temperature at I = 6, K = 256"
@@ -84,6 +87,11 @@ class Result:
     infonce, se, cap, max_minus_cap : numpy.ndarray, shape (T,)
         Mean and SE over batches of InfoNCE for the critic ``cos / tau``; the cap
         :func:`~infonce_lib.cosine_cap`; the largest batch value minus the cap.
+    batch_values : numpy.ndarray, shape (T, M // K)
+        The batch values themselves, one row per temperature of the table (those of
+        :func:`~infonce_lib.infonce_at_beta`, bit for bit).
+    best_batch_values : numpy.ndarray, shape (M // K,)
+        The batch values at the best temperature.
     best_tau, best_beta, best_infonce, best_cap, best_max_minus_cap : float
         The best temperature over :math:`\\beta` in ``BETA_BOUNDS``, its mean bound, its cap
         and its largest batch value minus the cap.
@@ -106,6 +114,8 @@ class Result:
     se: np.ndarray
     cap: np.ndarray
     max_minus_cap: np.ndarray
+    batch_values: np.ndarray
+    best_batch_values: np.ndarray
     best_tau: float
     best_beta: float
     best_infonce: float
@@ -143,12 +153,15 @@ def _run_cached(config: Config) -> Result:
     li = config.levels.index(config.cosine_level)
     sigma, x, y = _level_pairs(field_, config.cosine_level, li, config.m_pairs)
     log_py = _log_p_y(y, field_, sigma)
-    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, config.batch_sizes)[K][0])
+    optimal = mean_and_se(_level_batch_values(x, y, sigma, log_py, (K,))[K][0])  # Table 2's
     del log_py
     table = _cosine_table(x, y, K, config.taus)
     del x, y
     best = table["best"]
-    _, slope, curvature = table.pop("objective").derivatives(best.beta)
+    # Remembered by the objective from the table and the search: no score is recomputed.
+    objective = table.pop("objective")
+    batch_values = objective.batch_values_many([1.0 / tau for tau in config.taus])
+    best_values, slope, curvature = objective.derivatives(best.beta)
     return Result(
         level=config.cosine_level,
         batch_size=K,
@@ -160,6 +173,8 @@ def _run_cached(config: Config) -> Result:
         se=read_only(table["se"]),
         cap=read_only(table["cap"]),
         max_minus_cap=read_only(table["max_minus_cap"]),
+        batch_values=read_only(batch_values),
+        best_batch_values=read_only(best_values),
         best_tau=best.tau,
         best_beta=best.beta,
         best_infonce=best.infonce,
@@ -218,8 +233,7 @@ def tables(r: Result) -> str:
             f"M = {r.m_pairs} pairs ({r.m_pairs // r.batch_size} batches), "
             f"sigma = {r.sigma:.4f}, seed = {r.seed} (the level's index)",
             table,
-            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}; bounded search, beta in "
-            f"[{BETA_BOUNDS[0]:g}, {BETA_BOUNDS[1]:g}])",
+            best_tau_line(r.best_tau, r.best_beta),
             f"  InfoNCE = {r.best_infonce:.4f}, cap = {r.best_cap:.4f}, "
             f"max batch - cap = {f4(r.best_max_minus_cap)}",
             f"  slope {_slope(r.slope_at_best)}, curvature d2I/dbeta2 = {r.curvature_at_best:.2e}",

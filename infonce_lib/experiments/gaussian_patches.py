@@ -69,8 +69,7 @@ from ..patches import (
     _sample_covariance,
 )
 from ..report import Check, Report, format_table
-from ..temperature import BETA_BOUNDS
-from ._shared import below, cosine_checks, f4, read_only
+from ._shared import below, best_tau_line, cosine_checks, f4, read_only
 
 NAME = "gaussian-patches"
 SUMMARY = "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches"
@@ -433,8 +432,7 @@ def tables(r: Result) -> str:
             "",
             f"Table 3. Cosine critic cos(x, y)/tau at I = {r.cosine_level:g}, K = {K}",
             t3,
-            f"best tau = {r.best_tau:.4f} (beta = {r.best_beta:.2f}; bounded search, beta in "
-            f"[{BETA_BOUNDS[0]:g}, {BETA_BOUNDS[1]:g}])",
+            best_tau_line(r.best_tau, r.best_beta),
             f"  InfoNCE = {r.best_infonce:.4f}, cap = {cosine_cap(K, r.best_tau):.4f}",
             f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f}",
         ]
