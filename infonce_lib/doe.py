@@ -76,9 +76,48 @@ def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:
     return 0.5 * d * math.log(2.0 * math.pi) + half_logdet + 0.5 * np.einsum("ij,ij->j", Z, Z)
 
 
-def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
+def _regression_coefficients(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    r"""Least-squares :math:`\hat B = \arg\min_B \lVert Y_c - X_c B \rVert_F` of centred data.
+
+    Solved from the normal equations :math:`X_c^\top X_c \hat B = X_c^\top Y_c`, with the
+    Gram matrix scaled to unit diagonal and factorised by Cholesky (a Gram matrix and one
+    product with :math:`Y_c`: a tenth of the time of a pivoted QR on 20,000 x 128 data).
+    The normal equations lose accuracy as the square of the condition number, so they are
+    used only when LAPACK's estimate (``trcon``) puts the scaled Gram matrix's condition
+    number below ``1e8`` (coefficients then accurate to about ``1e-8`` relative, and the
+    cross-entropies, stationary in the coefficients at the fit, far better); otherwise the
+    complete orthogonal decomposition of LAPACK's ``gelsy`` solves it and decides the rank,
+    and a rank-deficient :math:`X_c` raises ``ValueError``.
+    """
     import scipy.linalg
 
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        gram = Xc.T @ Xc
+        scale = np.sqrt(np.diagonal(gram))
+        gram /= scale[:, None]
+        gram /= scale
+    if np.isfinite(gram).all():
+        try:
+            L = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            L = None
+        # cond(gram) = cond(L)^2: require the reciprocal condition of L above 1e-4.
+        if L is not None and scipy.linalg.lapack.dtrcon(L, norm="1", uplo="L")[0] > 1e-4:
+            with np.errstate(over="ignore", invalid="ignore"):
+                coef = scipy.linalg.cho_solve((L, True), (Xc.T @ Yc) / scale[:, None])
+                coef /= scale[:, None]
+            if np.isfinite(coef).all():
+                return coef
+    coef, _, rank, _ = scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy", check_finite=False)
+    if rank < Xc.shape[1]:
+        raise ValueError(
+            f"X_train is rank-deficient (rank {rank} < {Xc.shape[1]} columns after centring); "
+            "the regression of Y on X is not identified"
+        )
+    return coef
+
+
+def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     n = Xtr.shape[0]
     mu_y = Ytr.mean(axis=0)
     Yc = Ytr - mu_y
@@ -87,12 +126,7 @@ def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     mu_x = Xtr.mean(axis=0)
     Xc = Xtr - mu_x
     finite_or_raise(Xc, "X_train minus its mean", "rescale X_train")
-    coef, _, rank, _ = scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy", check_finite=False)
-    if rank < Xc.shape[1]:
-        raise ValueError(
-            f"X_train is rank-deficient (rank {rank} < {Xc.shape[1]} columns after centring); "
-            "the regression of Y on X is not identified"
-        )
+    coef = _regression_coefficients(Xc, Yc)
     resid = Yc - Xc @ coef
     nll_cond = _gaussian_nll(
         (Yte - mu_y) - (Xte - mu_x) @ coef, resid.T @ resid / n, "the residuals of Y given X"

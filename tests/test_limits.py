@@ -8,12 +8,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
 import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infonce_lib import limits
+from infonce_lib import doe, limits
 from infonce_lib.doe import DoEEstimate, doe_estimate
 from infonce_lib.experiments import EXPERIMENTS, mcallester_stratos
 from infonce_lib.limits import (
@@ -262,6 +263,34 @@ def test_doe_undershoots_with_few_samples_in_high_dimension():
     X, Y = sample_correlated_gaussian(300 + 5000, rho, d, seed=3)
     est = doe_estimate(X[:300], Y[:300], X[300:], Y[300:])
     assert est.information < correlated_gaussian_information(rho, d) - 1.0
+
+
+def _gelsy(Xc, Yc):
+    return scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy")[0]
+
+
+@pytest.mark.parametrize("scales", [(1.0, 1.0, 1.0), (1e-100, 1.0, 1e100)])
+def test_doe_regression_by_normal_equations_matches_orthogonal_least_squares(rng, scales):
+    # Well conditioned once each column is scaled to unit norm, at any column scales.
+    X = rng.normal(size=(200, 3)) * np.array(scales)
+    X[:, 1] += 0.5 * X[:, 0] / scales[0]
+    Y = (X / np.array(scales)) @ rng.normal(size=(3, 2)) + rng.normal(size=(200, 2))
+    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    got = doe._regression_coefficients(Xc, Yc)
+    norms = np.linalg.norm(Xc, axis=0)  # gelsy on unit columns, then back to X's scale
+    np.testing.assert_allclose(got, _gelsy(Xc / norms, Yc) / norms[:, None], rtol=1e-10)
+
+
+def test_doe_regression_of_ill_conditioned_x_is_left_to_gelsy(rng):
+    # Columns 0 and 1 agree to 1e-5: the scaled Gram matrix has condition number ~1e10,
+    # beyond the normal equations' 1e8, so the orthogonal solver's answer is returned.
+    X = rng.normal(size=(200, 3))
+    X[:, 1] = X[:, 0] + 1e-5 * rng.normal(size=200)
+    Y = X @ rng.normal(size=(3, 2)) + rng.normal(size=(200, 2))
+    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    np.testing.assert_array_equal(doe._regression_coefficients(Xc, Yc), _gelsy(Xc, Yc))
+    est = doe_estimate(X[:150], Y[:150], X[150:], Y[150:])
+    assert math.isfinite(est.information)
 
 
 def test_doe_models_agree_when_coordinates_are_independent():
