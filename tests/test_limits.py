@@ -143,8 +143,9 @@ def _infonce_reference(F: np.ndarray) -> float:
     return math.log(k) + float(np.mean([F[i, i] - scipy.special.logsumexp(F[i]) for i in range(k)]))
 
 
-def test_infonce_matches_reference_batch_by_batch():
-    rho, d, k, nb = 0.8, 6, 9, 5
+@pytest.mark.parametrize("rho, d", [(0.8, 6), (0.0, 3), (-0.6, 2), (0.999, 40)])
+def test_infonce_matches_reference_batch_by_batch(rho, d):
+    k, nb = 9, 5
     got = correlated_gaussian_infonce(rho, d, k, nb, seed=3)
     X, Y = sample_correlated_gaussian(nb * k, rho, d, seed=3)  # the documented draws
     for b in range(nb):
