@@ -474,10 +474,12 @@ def binary_channel_information(sigma: float, dim: int) -> float:
         )
 
     import scipy.integrate  # imported on first use (see the package docstring)
-    import scipy.stats
 
-    def integrand(z: float) -> float:
-        return scipy.stats.norm.pdf(z) * float(np.logaddexp(0.0, -2.0 * (1.0 + s * z) / (s * s)))
+    inv_sqrt_2pi = 1.0 / math.sqrt(2.0 * math.pi)
+
+    def integrand(z: float) -> float:  # the standard normal density times the log-odds term
+        density = inv_sqrt_2pi * math.exp(-0.5 * z * z)
+        return density * float(np.logaddexp(0.0, -2.0 * (1.0 + s * z) / (s * s)))
 
     # Split at the point where the log-odds change sign (z = -1/sigma), where the
     # integrand bends; quad then converges to near machine precision.
