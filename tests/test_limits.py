@@ -21,6 +21,7 @@ from infonce_lib.limits import (
     binary_channel_information,
     correlated_gaussian_critic,
     correlated_gaussian_infonce,
+    correlated_gaussian_infonce_levels,
     correlated_gaussian_information,
     correlated_gaussian_rho,
     sample_binary_channel,
@@ -183,6 +184,41 @@ def test_bias_grows_with_information_at_fixed_k():
         bias.append(info - correlated_gaussian_infonce(rho, 20, 64, 100, seed=1).mean())
     assert bias[0] < bias[1] < bias[2]
     assert bias[2] >= 8.0 - math.log(64)
+
+
+def test_infonce_levels_equal_one_call_per_level_on_the_same_draws():
+    rhos = [0.0, 0.3, -0.7, 0.95, 0.999]
+    got = correlated_gaussian_infonce_levels(rhos, 5, 7, 6, seed=11)
+    assert got.shape == (5, 6)
+    for row, rho in zip(got, rhos, strict=True):
+        want = correlated_gaussian_infonce(rho, 5, 7, 6, seed=11)
+        np.testing.assert_allclose(row, want, rtol=1e-12, atol=1e-12)
+    assert np.all(got <= math.log(7))
+
+
+def test_infonce_levels_blocking_does_not_change_values(monkeypatch):
+    a = correlated_gaussian_infonce_levels([0.2, 0.8], 3, 8, 10, seed=4)
+    monkeypatch.setattr(limits, "_MAX_SCORE_ENTRIES", 64)  # one batch per block
+    b = correlated_gaussian_infonce_levels([0.2, 0.8], 3, 8, 10, seed=4)
+    np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_infonce_levels_share_their_draws_so_level_differences_are_precise():
+    # Common random numbers: the spread of the difference between two close levels is far
+    # below the spread of either level.
+    v = correlated_gaussian_infonce_levels([0.5, 0.55], 4, 16, 400, seed=2)
+    assert np.std(v[1] - v[0]) < 0.3 * np.std(v[0])
+
+
+def test_infonce_levels_bad_input():
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([0.5, 1.0], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([[0.5]], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        correlated_gaussian_infonce_levels([0.5], 2, 1, 1, seed=0)
 
 
 def test_infonce_chunking_does_not_change_values(monkeypatch):
