@@ -433,17 +433,45 @@ def correlated_gaussian_infonce_levels(
     for start in range(0, nb, chunk):
         stop = start + chunk
         Xt = np.swapaxes(X[start:stop], -1, -2)
-        H = np.matmul(X[start:stop], Xt)  # x_i . x_j - |x_j|^2 / 2
+        H = np.matmul(X[start:stop], Xt)  # x_i . x_j - |x_j|^2 / 2, then minus its diagonal
         H -= 0.5 * np.einsum("...jd,...jd->...j", X[start:stop], X[start:stop])[..., None, :]
-        Q = np.matmul(E[start:stop], Xt)  # eps_i . x_j
+        H -= np.diagonal(H, axis1=-2, axis2=-1).copy()[..., :, None]
+        Q = np.matmul(E[start:stop], Xt)  # eps_i . x_j, minus its diagonal
+        Q -= np.diagonal(Q, axis1=-2, axis2=-1).copy()[..., :, None]
         G, work = np.empty_like(H), np.empty_like(H)
         for level, rho in enumerate(r.tolist()):
             s2 = _one_minus_rho2(rho)
-            np.multiply(H, rho * rho / s2, out=G)
-            np.multiply(Q, rho / math.sqrt(s2), out=work)
-            G += work
-            out[level, start:stop] = _infonce_from_scores(G)
+            _combine(H, Q, rho * rho / s2, rho / math.sqrt(s2), G, work)
+            values = _infonce_from_shifted_scores(G)
+            if values is None:  # a score exp(G_ij - G_ii) overflowed: shift by the row maximum
+                _combine(H, Q, rho * rho / s2, rho / math.sqrt(s2), G, work)
+                values = _infonce_from_scores(G)
+            out[level, start:stop] = values
     return out
+
+
+def _combine(H: np.ndarray, Q: np.ndarray, a: float, b: float, G: np.ndarray, work) -> None:
+    """``G = a H + b Q`` in place, with ``work`` as scratch (no new arrays)."""
+    np.multiply(H, a, out=G)
+    np.multiply(Q, b, out=work)
+    G += work
+
+
+def _infonce_from_shifted_scores(G: np.ndarray) -> np.ndarray | None:
+    r"""Per-batch InfoNCE from scores shifted so that each positive is 0; ``None`` on overflow.
+
+    With :math:`G_{ii} = 0`, :math:`\log p_i = -\log \sum_j e^{G_{ij}}`; the sum includes
+    :math:`e^0 = 1`, so every value is at most :math:`\log K` exactly, without the pass that
+    finds each row's maximum. If a negative's score exceeds the positive's by more than
+    709 nats, a sum overflows and the caller shifts by the row maximum instead. ``G`` is
+    used as scratch space.
+    """
+    with np.errstate(over="ignore"):
+        np.exp(G, out=G)
+        sums = G.sum(axis=-1)
+    if not np.isfinite(sums).all():
+        return None
+    return math.log(G.shape[-1]) - np.log(sums).mean(axis=-1)
 
 
 def _softmax_scores(X: np.ndarray, Y: np.ndarray, rho: float) -> np.ndarray:

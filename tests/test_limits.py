@@ -203,6 +203,16 @@ def test_infonce_levels_blocking_does_not_change_values(monkeypatch):
     np.testing.assert_allclose(a, b, rtol=1e-13)
 
 
+def test_infonce_levels_shift_by_the_row_maximum_when_the_positive_shift_overflows(
+    monkeypatch,
+):
+    a = correlated_gaussian_infonce_levels([0.1, 0.9], 3, 6, 4, seed=5)
+    assert limits._infonce_from_shifted_scores(np.array([[[0.0, 710.0], [0.0, 0.0]]])) is None
+    monkeypatch.setattr(limits, "_infonce_from_shifted_scores", lambda G: None)
+    b = correlated_gaussian_infonce_levels([0.1, 0.9], 3, 6, 4, seed=5)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_infonce_levels_share_their_draws_so_level_differences_are_precise():
     # Common random numbers: the spread of the difference between two close levels is far
     # below the spread of either level.
