@@ -325,8 +325,8 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     eq. 1 and this book's :math:`F_{ij} = f(x_j, y_i)`). With a batch of :math:`K` pairs,
     :math:`M = K - 1`, and :math:`\log K - \log(K-1) = O(1/K)`, so :math:`\mathcal{L} - \log K`
     has the same limit. For a sample from a population it is a plug-in estimate of the
-    population's limit. The inner sums use ``scipy.special.logsumexp``, a block of anchors at
-    a time.
+    population's limit. The inner sums are log-sum-exps shifted by each anchor's largest
+    score (no overflow), a block of anchors at a time.
 
     Parameters
     ----------
@@ -368,8 +368,11 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
             F = B[s : s + rows] @ A.T
             F /= tau
         finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
+        row_max = F.max(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):
-            lse[s : s + rows] = scipy.special.logsumexp(F, axis=1)
+            F -= row_max[:, None]  # every entry <= 0, the maximum exactly 0: no overflow
+            np.exp(F, out=F)
+            lse[s : s + rows] = np.log(F.sum(axis=1)) + row_max
     with np.errstate(over="ignore", invalid="ignore"):
         align = float(-pos.mean())
         unif = float(lse.mean() - math.log(n))
