@@ -76,9 +76,48 @@ def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:
     return 0.5 * d * math.log(2.0 * math.pi) + half_logdet + 0.5 * np.einsum("ij,ij->j", Z, Z)
 
 
-def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
+def _regression_coefficients(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    r"""Least-squares :math:`\hat B = \arg\min_B \lVert Y_c - X_c B \rVert_F` of centred data.
+
+    Solved from the normal equations :math:`X_c^\top X_c \hat B = X_c^\top Y_c`, with the
+    Gram matrix scaled to unit diagonal and factorised by Cholesky (a Gram matrix and one
+    product with :math:`Y_c`: a tenth of the time of a pivoted QR on 20,000 x 128 data).
+    The normal equations lose accuracy as the square of the condition number, so they are
+    used only when LAPACK's estimate (``trcon``) puts the scaled Gram matrix's condition
+    number below ``1e8`` (coefficients then accurate to about ``1e-8`` relative, and the
+    cross-entropies, stationary in the coefficients at the fit, far better); otherwise the
+    complete orthogonal decomposition of LAPACK's ``gelsy`` solves it and decides the rank,
+    and a rank-deficient :math:`X_c` raises ``ValueError``.
+    """
     import scipy.linalg
 
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        gram = Xc.T @ Xc
+        scale = np.sqrt(np.diagonal(gram))
+        gram /= scale[:, None]
+        gram /= scale
+    if np.isfinite(gram).all():
+        try:
+            L = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            L = None
+        # cond(gram) = cond(L)^2: require the reciprocal condition of L above 1e-4.
+        if L is not None and scipy.linalg.lapack.dtrcon(L, norm="1", uplo="L")[0] > 1e-4:
+            with np.errstate(over="ignore", invalid="ignore"):
+                coef = scipy.linalg.cho_solve((L, True), (Xc.T @ Yc) / scale[:, None])
+                coef /= scale[:, None]
+            if np.isfinite(coef).all():
+                return coef
+    coef, _, rank, _ = scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy", check_finite=False)
+    if rank < Xc.shape[1]:
+        raise ValueError(
+            f"X_train is rank-deficient (rank {rank} < {Xc.shape[1]} columns after centring); "
+            "the regression of Y on X is not identified"
+        )
+    return coef
+
+
+def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     n = Xtr.shape[0]
     mu_y = Ytr.mean(axis=0)
     Yc = Ytr - mu_y
@@ -87,12 +126,7 @@ def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
     mu_x = Xtr.mean(axis=0)
     Xc = Xtr - mu_x
     finite_or_raise(Xc, "X_train minus its mean", "rescale X_train")
-    coef, _, rank, _ = scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy", check_finite=False)
-    if rank < Xc.shape[1]:
-        raise ValueError(
-            f"X_train is rank-deficient (rank {rank} < {Xc.shape[1]} columns after centring); "
-            "the regression of Y on X is not identified"
-        )
+    coef = _regression_coefficients(Xc, Yc)
     resid = Yc - Xc @ coef
     nll_cond = _gaussian_nll(
         (Yte - mu_y) - (Xte - mu_x) @ coef, resid.T @ resid / n, "the residuals of Y given X"
@@ -101,23 +135,31 @@ def _doe_full(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _doe_coordinatewise(Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
+    n, d = Xtr.shape
     mu_x, mu_y = Xtr.mean(axis=0), Ytr.mean(axis=0)
     Xc, Yc = Xtr - mu_x, Ytr - mu_y
     var_x = np.einsum("ij,ij->j", Xc, Xc)
-    var_y = np.einsum("ij,ij->j", Yc, Yc) / Xtr.shape[0]
+    var_y = np.einsum("ij,ij->j", Yc, Yc) / n
     finite_or_raise(np.append(var_x, var_y), "the variances of X_train and Y_train", "rescale them")
     if np.any(var_x == 0) or np.any(var_y == 0):
         raise ValueError("a coordinate of X_train or Y_train is constant; its variance is zero")
     slope = np.einsum("ij,ij->j", Xc, Yc) / var_x
-    resid = Yc - Xc * slope
-    psi = np.einsum("ij,ij->j", resid, resid) / Xtr.shape[0]
+    Xc *= slope
+    Yc -= Xc  # the training residuals y_k - mu_y - slope_k (x_k - mu_x), in place
+    psi = np.einsum("ij,ij->j", Yc, Yc) / n
     if np.any(psi == 0):
         raise ValueError("a coordinate of Y_train is an exact linear function of X_train")
-    half_log_2pi = 0.5 * math.log(2.0 * math.pi)
-    Rm = Yte - mu_y
-    nll_marg = (half_log_2pi + 0.5 * np.log(var_y) + Rm**2 / (2.0 * var_y)).sum(axis=1)
-    Rc = Rm - (Xte - mu_x) * slope
-    nll_cond = (half_log_2pi + 0.5 * np.log(psi) + Rc**2 / (2.0 * psi)).sum(axis=1)
+    # -log q = sum_k [log(2 pi v_k) / 2 + r_k^2 / (2 v_k)]: the constant once, the squares
+    # of the held-out residuals weighted by 1 / (2 v_k) in one matrix-vector product.
+    half_log_2pi = 0.5 * d * math.log(2.0 * math.pi)
+    R = Yte - mu_y
+    work = np.square(R)
+    nll_marg = (half_log_2pi + 0.5 * np.log(var_y).sum()) + work @ (0.5 / var_y)
+    np.subtract(Xte, mu_x, out=work)
+    work *= slope
+    R -= work  # the held-out residuals of the conditional model
+    np.square(R, out=R)
+    nll_cond = (half_log_2pi + 0.5 * np.log(psi).sum()) + R @ (0.5 / psi)
     return nll_marg, nll_cond
 
 

@@ -325,8 +325,8 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     eq. 1 and this book's :math:`F_{ij} = f(x_j, y_i)`). With a batch of :math:`K` pairs,
     :math:`M = K - 1`, and :math:`\log K - \log(K-1) = O(1/K)`, so :math:`\mathcal{L} - \log K`
     has the same limit. For a sample from a population it is a plug-in estimate of the
-    population's limit. The inner sums use ``scipy.special.logsumexp``, a block of anchors at
-    a time.
+    population's limit. The inner sums are log-sum-exps shifted by each anchor's largest
+    score (no overflow), a block of anchors at a time.
 
     Parameters
     ----------
@@ -368,8 +368,11 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
             F = B[s : s + rows] @ A.T
             F /= tau
         finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
+        row_max = F.max(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):
-            lse[s : s + rows] = scipy.special.logsumexp(F, axis=1)
+            F -= row_max[:, None]  # every entry <= 0, the maximum exactly 0: no overflow
+            np.exp(F, out=F)
+            lse[s : s + rows] = np.log(F.sum(axis=1)) + row_max
     with np.errstate(over="ignore", invalid="ignore"):
         align = float(-pos.mean())
         unif = float(lse.mean() - math.log(n))
@@ -409,8 +412,20 @@ def sampled_contrastive_losses(
         Number of independent batches, ``>= 1``.
     seed : int or numpy.random.Generator
         Source of randomness (explicit). The indices are
-        ``rng.integers(0, n, size=(n_batches, K))``, row ``b`` for batch ``b``; the scores
-        are computed a block of batches at a time (at most 32 MB).
+        ``rng.integers(0, n, size=(n_batches, K))``, row ``b`` for batch ``b``.
+
+    Notes
+    -----
+    Every score of every batch is an entry of the :math:`n \times n` matrix
+    :math:`S = Z_y Z_x^\top / \tau`. When that matrix fits in 32 MB, it is computed and
+    exponentiated once, each row shifted by its maximum :math:`m_a`, and a batch's
+    denominators are sums of entries of :math:`E = e^{S - m}`: gathered by index for small
+    :math:`K`, or, for :math:`K^2 \gtrsim n^2 / 100`, as one matrix product of :math:`E` with
+    the batch's counts of each pair (:math:`\sum_j E_{a_i a_j} = \sum_c E_{a_i c}\, n_c`).
+    A batch's values are the same as from its own :math:`K \times K` scores, to rounding.
+    Otherwise (a larger :math:`n`, or a positive more than 600 nats below its row's
+    maximum, where :math:`E` could underflow) the scores are computed batch by batch, a
+    block of batches at a time (at most 32 MB).
 
     Returns
     -------
@@ -436,6 +451,10 @@ def sampled_contrastive_losses(
     nb = as_int(n_batches, "n_batches", minimum=1)
     rng = as_generator(seed)
     index = rng.integers(0, A.shape[0], size=(nb, k))
+    if A.shape[0] ** 2 <= _MAX_ENTRIES:
+        out = _losses_from_score_table(A, B, tau, index)
+        if out is not None:
+            return out
     chunk = max(1, min(nb, _MAX_ENTRIES // (k * k)))
     out = np.empty(nb)
     for s in range(0, nb, chunk):
@@ -447,6 +466,44 @@ def sampled_contrastive_losses(
         with np.errstate(over="ignore"):
             out[s : s + chunk] = -_positive_log_probs(F, overwrite=True, hint=_SPAN).mean(axis=-1)
     finite_or_raise(out, "a batch's mean loss", _SPAN)
+    return out
+
+
+def _losses_from_score_table(A, B, tau: float, index: np.ndarray) -> np.ndarray | None:
+    """Batch losses from the exponentiated table of all n x n scores; ``None`` if unsafe.
+
+    ``S[a, c] = Zy[a] . Zx[c] / tau`` is computed once and each row shifted by its maximum
+    ``m_a``, so ``E = exp(S - m)`` lies in ``[0, 1]``. The loss of anchor ``a_i`` in a batch is
+    ``-(S[a_i, a_i] - m_{a_i}) + log sum_j E[a_i, a_j]``; the sum includes the positive, so it
+    is at least ``exp(S[a_i, a_i] - m_{a_i})``, kept above ``e^-600`` (no underflow) or the
+    caller falls back to batch-by-batch scores, as it does when a score is not finite.
+    """
+    n = A.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        S = B @ A.T
+        S /= tau
+    if not np.isfinite(S).all():
+        return None
+    row_max = S.max(axis=1)
+    gap = np.diagonal(S) - row_max  # log E[a, a] <= 0
+    if gap.min() < -600.0:
+        return None
+    S -= row_max[:, None]
+    E = np.exp(S, out=S)
+    nb, k = index.shape
+    by_counts = 100 * k * k >= n * n  # then n^2 multiply-adds per batch beat k^2 gathers
+    chunk = max(1, _MAX_ENTRIES // (n if by_counts else k * k))
+    out = np.empty(nb)
+    for s in range(0, nb, chunk):
+        idx = index[s : s + chunk]
+        m = idx.shape[0]
+        if by_counts:  # counts[b, c]: how often pair c is in batch b
+            flat = (idx + n * np.arange(m)[:, None]).ravel()
+            counts = np.bincount(flat, minlength=m * n).reshape(m, n).astype(np.float64)
+            denom = np.take_along_axis(counts @ E.T, idx, axis=1)
+        else:
+            denom = E.ravel().take((idx * n)[:, :, None] + idx[:, None, :]).sum(axis=-1)
+        out[s : s + chunk] = (np.log(denom) - gap[idx]).mean(axis=-1)
     return out
 
 

@@ -268,6 +268,47 @@ def test_sampled_losses_blocking_does_not_change_values(monkeypatch, rng):
     np.testing.assert_allclose(sampled_contrastive_losses(Zx, Zy, 0.5, 5, 7, seed=1), a, 1e-14)
 
 
+def _batch_by_batch_losses(Zx, Zy, tau, k, nb, seed):
+    """Reference: each batch's K x K scores and its InfoNCE loss, one batch at a time."""
+    idx = np.random.default_rng(seed).integers(0, Zx.shape[0], size=(nb, k))
+    return np.array([info_nce_loss(Zy[i], Zx[i], temperature=tau) for i in idx])
+
+
+@pytest.mark.parametrize(
+    "n, k, route",
+    [(60, 3, "gathered"), (60, 4, "gathered"), (30, 3, "counts"), (12, 40, "counts")],
+)
+def test_sampled_losses_from_the_score_table_match_batch_by_batch(rng, n, k, route):
+    # 100 k^2 >= n^2 routes to the counts product, below it to gathered entries.
+    assert (100 * k * k >= n * n) == (route == "counts")
+    Zx, Zy = _unit(rng, n, 3), _unit(rng, n, 3)
+    got = sampled_contrastive_losses(Zx, Zy, 0.3, k, 9, seed=7)
+    want = _batch_by_batch_losses(Zx, Zy, 0.3, k, 9, seed=7)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("n, k, nb, max_entries", [(12, 40, 30, 150), (60, 3, 900, 3_600)])
+def test_sampled_losses_from_the_score_table_in_blocks(monkeypatch, rng, n, k, nb, max_entries):
+    # The n x n table just fits; the batches go in blocks of 12 (counts) or 400 (gathered).
+    Zx, Zy = _unit(rng, n, 3), _unit(rng, n, 3)
+    want = _batch_by_batch_losses(Zx, Zy, 0.5, k, nb, seed=3)
+    monkeypatch.setattr(hypersphere, "_MAX_ENTRIES", max_entries)
+    got = sampled_contrastive_losses(Zx, Zy, 0.5, k, nb, seed=3)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_sampled_losses_fall_back_when_a_positive_is_far_below_its_row_max(rng):
+    # At tau = 1e-5 a noisy positive lies hundreds of nats below a closer candidate, where
+    # exp(S - max) could underflow: batch-by-batch scores are used, and the answer is exact.
+    Zx = _unit(rng, 30, 3)
+    Zy = Zx + 0.3 * rng.normal(size=Zx.shape)
+    Zy /= np.linalg.norm(Zy, axis=1, keepdims=True)
+    S = Zy @ Zx.T / 1e-5
+    assert (np.diagonal(S) - S.max(axis=1)).min() < -600
+    got = sampled_contrastive_losses(Zx, Zy, 1e-5, 6, 5, seed=2)
+    np.testing.assert_allclose(got, _batch_by_batch_losses(Zx, Zy, 1e-5, 6, 5, 2), rtol=1e-13)
+
+
 def test_sampled_losses_minus_log_k_converge_to_the_limit():
     Zx, Zy = sample_sphere_pairs(500, 3, concentration=2.0, noise=0.2, seed=0)
     lim = contrastive_loss_limit(Zx, Zy, 0.5).value

@@ -8,18 +8,20 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
 import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infonce_lib import limits
+from infonce_lib import doe, limits
 from infonce_lib.doe import DoEEstimate, doe_estimate
 from infonce_lib.experiments import EXPERIMENTS, mcallester_stratos
 from infonce_lib.limits import (
     binary_channel_information,
     correlated_gaussian_critic,
     correlated_gaussian_infonce,
+    correlated_gaussian_infonce_levels,
     correlated_gaussian_information,
     correlated_gaussian_rho,
     sample_binary_channel,
@@ -142,8 +144,9 @@ def _infonce_reference(F: np.ndarray) -> float:
     return math.log(k) + float(np.mean([F[i, i] - scipy.special.logsumexp(F[i]) for i in range(k)]))
 
 
-def test_infonce_matches_reference_batch_by_batch():
-    rho, d, k, nb = 0.8, 6, 9, 5
+@pytest.mark.parametrize("rho, d", [(0.8, 6), (0.0, 3), (-0.6, 2), (0.999, 40)])
+def test_infonce_matches_reference_batch_by_batch(rho, d):
+    k, nb = 9, 5
     got = correlated_gaussian_infonce(rho, d, k, nb, seed=3)
     X, Y = sample_correlated_gaussian(nb * k, rho, d, seed=3)  # the documented draws
     for b in range(nb):
@@ -181,6 +184,51 @@ def test_bias_grows_with_information_at_fixed_k():
         bias.append(info - correlated_gaussian_infonce(rho, 20, 64, 100, seed=1).mean())
     assert bias[0] < bias[1] < bias[2]
     assert bias[2] >= 8.0 - math.log(64)
+
+
+def test_infonce_levels_equal_one_call_per_level_on_the_same_draws():
+    rhos = [0.0, 0.3, -0.7, 0.95, 0.999]
+    got = correlated_gaussian_infonce_levels(rhos, 5, 7, 6, seed=11)
+    assert got.shape == (5, 6)
+    for row, rho in zip(got, rhos, strict=True):
+        want = correlated_gaussian_infonce(rho, 5, 7, 6, seed=11)
+        np.testing.assert_allclose(row, want, rtol=1e-12, atol=1e-12)
+    assert np.all(got <= math.log(7))
+
+
+def test_infonce_levels_blocking_does_not_change_values(monkeypatch):
+    a = correlated_gaussian_infonce_levels([0.2, 0.8], 3, 8, 10, seed=4)
+    monkeypatch.setattr(limits, "_MAX_SCORE_ENTRIES", 64)  # one batch per block
+    b = correlated_gaussian_infonce_levels([0.2, 0.8], 3, 8, 10, seed=4)
+    np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_infonce_levels_shift_by_the_row_maximum_when_the_positive_shift_overflows(
+    monkeypatch,
+):
+    a = correlated_gaussian_infonce_levels([0.1, 0.9], 3, 6, 4, seed=5)
+    assert limits._infonce_from_shifted_scores(np.array([[[0.0, 710.0], [0.0, 0.0]]])) is None
+    monkeypatch.setattr(limits, "_infonce_from_shifted_scores", lambda G: None)
+    b = correlated_gaussian_infonce_levels([0.1, 0.9], 3, 6, 4, seed=5)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_infonce_levels_share_their_draws_so_level_differences_are_precise():
+    # Common random numbers: the spread of the difference between two close levels is far
+    # below the spread of either level.
+    v = correlated_gaussian_infonce_levels([0.5, 0.55], 4, 16, 400, seed=2)
+    assert np.std(v[1] - v[0]) < 0.3 * np.std(v[0])
+
+
+def test_infonce_levels_bad_input():
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([0.5, 1.0], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="rhos"):
+        correlated_gaussian_infonce_levels([[0.5]], 2, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        correlated_gaussian_infonce_levels([0.5], 2, 1, 1, seed=0)
 
 
 def test_infonce_chunking_does_not_change_values(monkeypatch):
@@ -262,6 +310,34 @@ def test_doe_undershoots_with_few_samples_in_high_dimension():
     X, Y = sample_correlated_gaussian(300 + 5000, rho, d, seed=3)
     est = doe_estimate(X[:300], Y[:300], X[300:], Y[300:])
     assert est.information < correlated_gaussian_information(rho, d) - 1.0
+
+
+def _gelsy(Xc, Yc):
+    return scipy.linalg.lstsq(Xc, Yc, lapack_driver="gelsy")[0]
+
+
+@pytest.mark.parametrize("scales", [(1.0, 1.0, 1.0), (1e-100, 1.0, 1e100)])
+def test_doe_regression_by_normal_equations_matches_orthogonal_least_squares(rng, scales):
+    # Well conditioned once each column is scaled to unit norm, at any column scales.
+    X = rng.normal(size=(200, 3)) * np.array(scales)
+    X[:, 1] += 0.5 * X[:, 0] / scales[0]
+    Y = (X / np.array(scales)) @ rng.normal(size=(3, 2)) + rng.normal(size=(200, 2))
+    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    got = doe._regression_coefficients(Xc, Yc)
+    norms = np.linalg.norm(Xc, axis=0)  # gelsy on unit columns, then back to X's scale
+    np.testing.assert_allclose(got, _gelsy(Xc / norms, Yc) / norms[:, None], rtol=1e-10)
+
+
+def test_doe_regression_of_ill_conditioned_x_is_left_to_gelsy(rng):
+    # Columns 0 and 1 agree to 1e-5: the scaled Gram matrix has condition number ~1e10,
+    # beyond the normal equations' 1e8, so the orthogonal solver's answer is returned.
+    X = rng.normal(size=(200, 3))
+    X[:, 1] = X[:, 0] + 1e-5 * rng.normal(size=200)
+    Y = X @ rng.normal(size=(3, 2)) + rng.normal(size=(200, 2))
+    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    np.testing.assert_array_equal(doe._regression_coefficients(Xc, Yc), _gelsy(Xc, Yc))
+    est = doe_estimate(X[:150], Y[:150], X[150:], Y[150:])
+    assert math.isfinite(est.information)
 
 
 def test_doe_models_agree_when_coordinates_are_independent():

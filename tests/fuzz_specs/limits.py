@@ -33,6 +33,10 @@ def _doe_dims(n, same=False):
     return {"dx": dx, "dy": dy, "n": dx + dy + n(3, 6), "m": n(2, 4)}
 
 
+def _rhos(rng, shape, dims):
+    return rng.uniform(-0.99, 0.99, size=shape)
+
+
 def _x_cg_information(rho, dim=3):
     def run(rng):
         if abs(rho) < 1e-6:  # -1/2 log(1 - rho^2) = rho^2 / 2 + rho^4 / 4 + ...
@@ -113,6 +117,19 @@ SPECS: dict[str, tuple[Spec, ...]] = {
                 n_batches=Num("int", 2, minimum=1),
                 seed=Seed(0),
             ),
+        ),
+    ),
+    "correlated_gaussian_infonce_levels": (
+        Spec(
+            il.correlated_gaussian_infonce_levels,
+            dict(
+                rhos=Arr(("L",), _rhos),
+                dim=Num("int", 2, minimum=1),
+                batch_size=Num("int", 4, minimum=2),
+                n_batches=Num("int", 2, minimum=1),
+                seed=Seed(0),
+            ),
+            dims=_sizes(L=(1, 3)),
         ),
     ),
     "correlated_gaussian_information": (
