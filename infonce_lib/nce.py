@@ -295,7 +295,7 @@ def nce_objective_and_grad(
 
 @dataclass
 class NCEFit:
-    """The result of :func:`fit_nce`.
+    """The result of :func:`fit_nce` (and of :func:`~infonce_lib.fit_gaussian_nce`).
 
     Attributes
     ----------
@@ -308,7 +308,9 @@ class NCEFit:
     result : scipy.optimize.OptimizeResult
         The optimiser's report (``success``, ``message``, ``nit``, ``nfev``, ...). For a
         batch, the independent problems are solved as one separable problem and this is its
-        single report; ``result.fun`` is :math:`-\\sum_b J_b`.
+        single report; ``result.fun`` is :math:`-\\sum_b J_b`. (Newton's method of
+        :func:`~infonce_lib.fit_gaussian_nce` reports ``nit``, ``fun``, ``success`` and
+        ``message`` only.)
 
     Examples
     --------
@@ -358,8 +360,7 @@ class _Jacobian:
 class _Diverged(Exception):
     """Raised inside a fit when the model's values or J leave float64 during the optimisation.
 
-    Private: :func:`fit_nce` and :func:`~infonce_lib.fit_gaussian_nce` turn it into a
-    ``ValueError`` that says what it means.
+    Private: :func:`fit_nce` turns it into a ``ValueError`` that says what it means.
     """
 
 
