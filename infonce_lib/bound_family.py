@@ -349,30 +349,46 @@ def _loo_log_means(F: np.ndarray) -> np.ndarray:
     r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``.
 
     For a column that is not its row's maximum, the maximum stays in the sum, so
-    :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the maximum's own column is
-    computed again without it (``-inf`` by index), so a dominant positive costs nothing.
+    :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision. The maximum's own column is the
+    sum of the other terms, added up directly (no subtraction); only a row whose other terms
+    all underflow next to its maximum is summed again shifted by its own largest remaining
+    entry (``-inf`` by index), so a dominant positive costs nothing.
     """
     K = F.shape[-1]
     m = F.max(axis=-1, keepdims=True)
     E = np.exp(F - m)
     S = E.sum(axis=-1, keepdims=True)
+    a = F.argmax(axis=-1)[..., None]
     with np.errstate(divide="ignore"):  # the argmax column (S - E ~ 0) is replaced below
         L = m + np.log(S - E)
-    a = F.argmax(axis=-1)
-    without = F.copy()
-    np.put_along_axis(without, a[..., None], -np.inf, axis=-1)
-    L_top = _lse(without, axis=-1)
-    np.put_along_axis(L, a[..., None], L_top[..., None], axis=-1)
+    np.put_along_axis(E, a, 0.0, axis=-1)
+    rest = E.sum(axis=-1, keepdims=True)  # the sum without the maximum, in units of e^m
+    with np.errstate(divide="ignore"):
+        L_top = m + np.log(rest)
+    tiny = rest[..., 0] < _TINY_REST
+    if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
+        without = F[tiny]
+        np.put_along_axis(without, a[tiny], -np.inf, axis=-1)
+        L_top[tiny] = _lse(without, axis=-1, keepdims=True)
+    np.put_along_axis(L, a, L_top, axis=-1)
     return L - math.log(K - 1)
 
 
-def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float):
-    """Shared pieces of the interpolated bound: L, A, w (see :func:`interpolated_bound`)."""
+#: Below this, a row's sum without its maximum (relative to the maximum) may have lost
+#: digits to underflow (subnormal terms), and is summed again.
+_TINY_REST = 1e-290
+
+
+def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True):
+    """Shared pieces of the interpolated bound: L, A and, with ``weights``, w (see
+    :func:`interpolated_bound`)."""
     L = _loo_log_means(F)
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
     bb = b[..., :, None]
     A = np.logaddexp(log_alpha + L, log_1m + bb)
+    if not weights:
+        return L, A, None
     # w = alpha m / (alpha m + (1 - alpha) a): the share of the batch term in the baseline
     w = np.exp(log_alpha + L - A) if alpha > 0 else np.zeros_like(L)
     return L, A, w
@@ -460,7 +476,7 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
-        L, A, w = _alpha_parts(F, b, a)
+        L, A, w = _alpha_parts(F, b, a, weights=grad)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))

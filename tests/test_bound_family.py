@@ -476,3 +476,22 @@ def test_tuba_tight_with_the_marginal_as_baseline():
     assert abs(v.mean() - info) < 4 * v.std(ddof=1) / math.sqrt(B)
     # the same critic shifted by the baseline is the log ratio: TUBA(a = 1) agrees
     np.testing.assert_allclose(tuba_bound(F - log_py[..., None], 0.0), v, rtol=1e-10)
+
+
+def test_leave_one_out_log_means_against_a_direct_sum():
+    # L[i, j] = log mean_{k != j} e^{F_ik}: every column, including each row's maximum,
+    # against logsumexp over the kept entries; rows whose other entries underflow next to
+    # the maximum (e^-800) take the re-shifted path and stay finite and exact.
+    from scipy.special import logsumexp
+
+    from infonce_lib.bound_family import _loo_log_means
+
+    rng = np.random.default_rng(3)
+    F = rng.normal(scale=5.0, size=(4, 6, 6))
+    F[0, 0] = [0.0, -800.0, -801.0, -900.0, -850.0, -805.0]  # dominant maximum
+    F[1, 2, 3] = 50.0
+    L = _loo_log_means(F)
+    K = F.shape[-1]
+    for b, i, j in np.ndindex(F.shape):
+        kept = np.delete(F[b, i], j)
+        assert L[b, i, j] == pytest.approx(logsumexp(kept) - math.log(K - 1), rel=1e-13, abs=1e-13)
