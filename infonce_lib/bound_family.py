@@ -348,6 +348,15 @@ def js_bound(scores) -> np.ndarray:
 def _loo_log_means(F: np.ndarray) -> np.ndarray:
     r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``.
 
+    See :func:`_loo_parts`, which also returns the pieces the gradient reuses.
+    """
+    return _loo_parts(F)[0]
+
+
+def _loo_parts(F: np.ndarray):
+    r"""``L`` of :func:`_loo_log_means`, with ``E = e^{F - m}``, the row maxima ``m`` and
+    their columns ``a`` (shape (..., K, 1)).
+
     For a column that is not its row's maximum, the maximum stays in the sum, so
     :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision. The maximum's own column is the
     sum of the other terms, added up directly (no subtraction); only a row whose other terms
@@ -371,7 +380,8 @@ def _loo_log_means(F: np.ndarray) -> np.ndarray:
         np.put_along_axis(without, a[tiny], -np.inf, axis=-1)
         L_top[tiny] = _lse(without, axis=-1, keepdims=True)
     np.put_along_axis(L, a, L_top, axis=-1)
-    return L - math.log(K - 1)
+    np.put_along_axis(E, a, 1.0, axis=-1)  # e^0, as computed above
+    return L - math.log(K - 1), E, m, a
 
 
 #: Below this, a row's sum without its maximum (relative to the maximum) may have lost
@@ -381,17 +391,27 @@ _TINY_REST = 1e-290
 
 def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True):
     """Shared pieces of the interpolated bound: L, A and, with ``weights``, w (see
-    :func:`interpolated_bound`)."""
-    L = _loo_log_means(F)
+    :func:`interpolated_bound`), then E, m and a of :func:`_loo_parts`.
+
+    ``A = logaddexp(p, q)`` with ``p = log(alpha) + L`` and ``q = log(1 - alpha) + b``, as
+    ``max(p, q) + log1p(e)`` with ``e = exp(-|p - q|)``; the same ``e`` gives
+    ``w = exp(p - A)``, the share of the batch term in the baseline: ``1 / (1 + e)`` where
+    ``p >= q``, ``e / (1 + e)`` elsewhere.
+    """
+    L, E, m, a = _loo_parts(F)
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
-    bb = b[..., :, None]
-    A = np.logaddexp(log_alpha + L, log_1m + bb)
+    p = log_alpha + L
+    q = log_1m + b[..., :, None]
+    d = p - q
+    e = np.exp(-np.abs(d))
+    A = np.maximum(p, q)
+    A += np.log1p(e)
     if not weights:
-        return L, A, None
-    # w = alpha m / (alpha m + (1 - alpha) a): the share of the batch term in the baseline
-    w = np.exp(log_alpha + L - A) if alpha > 0 else np.zeros_like(L)
-    return L, A, w
+        return L, A, None, E, m, a
+    w = np.where(d >= 0, 1.0, e)
+    w /= 1.0 + e
+    return L, A, w, E, m, a
 
 
 def _check_alpha(alpha) -> float:
@@ -476,7 +496,7 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
-        L, A, w = _alpha_parts(F, b, a, weights=grad)
+        L, A, w, E, m, top = _alpha_parts(F, b, a, weights=grad)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))
@@ -488,17 +508,15 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
     with np.errstate(over="ignore", invalid="ignore"):
         # d joint / dF_ik = [k = i]/K - G_ik / (K (K-1)^2), G_ik = sum_{j not in {i,k}}
         # w_ij e^{F_ik - L_ij}; each row's argmax column is split off so no factor overflows.
-        m = F.max(axis=-1, keepdims=True)
-        top = F.argmax(axis=-1)
         u = w * np.exp(m - L)
         u[..., idx, idx] = 0.0
-        np.put_along_axis(u, top[..., None], 0.0, axis=-1)
-        G = np.exp(F - m) * (u.sum(axis=-1, keepdims=True) - u)
-        L_top = np.take_along_axis(L, top[..., None], axis=-1)
-        w_top = np.take_along_axis(w, top[..., None], axis=-1)
+        np.put_along_axis(u, top, 0.0, axis=-1)
+        G = E * (u.sum(axis=-1, keepdims=True) - u)  # E = e^{F - m}, from _loo_parts
+        L_top = np.take_along_axis(L, top, axis=-1)
+        w_top = np.take_along_axis(w, top, axis=-1)
         extra = w_top * np.exp(F - L_top)
-        np.put_along_axis(extra, top[..., None], 0.0, axis=-1)
-        extra[top == idx] = 0.0  # rows whose positive is the maximum: no such term
+        np.put_along_axis(extra, top, 0.0, axis=-1)
+        extra[top[..., 0] == idx] = 0.0  # rows whose positive is the maximum: no such term
         G += extra
         dF = -G / (KK * (K - 1))
         dF[..., idx, idx] += 1.0 / K
@@ -774,10 +792,14 @@ def optimal_critic_estimates(
     X, Y = sample_correlated_gaussian(n * K, rho, d, rng)
     X, Y = X.reshape(n, K, d), Y.reshape(n, K, d)
     R = correlated_gaussian_log_ratio(X, Y, rho)
+    # DV and JS share the log-mean of e^R over the mismatched pairs: computed once, with the
+    # expressions of dv_bound and js_bound (the tests compare them).
+    log_mean = _lse(_off_diagonal(R), axis=(1, 2)) - math.log(K * (K - 1))
+    pos = _diag(R).mean(axis=-1)
     return {
         "infonce": infonce_bound(R),
         "nwj": nwj_bound(R + 1.0),
-        "dv": dv_bound(R),
-        "js": js_bound(R),
+        "dv": pos - log_mean,
+        "js": (1.0 + pos) - np.exp(log_mean),
         "alpha": interpolated_bound(R, 0.0, a),
     }

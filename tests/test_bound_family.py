@@ -495,3 +495,16 @@ def test_leave_one_out_log_means_against_a_direct_sum():
     for b, i, j in np.ndindex(F.shape):
         kept = np.delete(F[b, i], j)
         assert L[b, i, j] == pytest.approx(logsumexp(kept) - math.log(K - 1), rel=1e-13, abs=1e-13)
+
+
+def test_optimal_critic_estimates_equal_the_public_bounds():
+    # DV and JS share one log-mean inside optimal_critic_estimates; each must still equal
+    # its public function on the same scores, to the last bit.
+    n, K, d, info = 5, 8, 4, 3.0
+    est = optimal_critic_estimates(info, dim=d, batch_size=K, n_batches=n, seed=4)
+    rho = correlated_gaussian_rho(info, d)
+    X, Y = sample_correlated_gaussian(n * K, rho, d, np.random.default_rng(4))
+    R = correlated_gaussian_log_ratio(X.reshape(n, K, d), Y.reshape(n, K, d), rho)
+    np.testing.assert_array_equal(est["dv"], dv_bound(R))
+    np.testing.assert_array_equal(est["js"], js_bound(R))
+    np.testing.assert_array_equal(est["alpha"], interpolated_bound(R, 0.0, 0.01))
