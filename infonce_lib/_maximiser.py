@@ -33,7 +33,8 @@ import numpy as np
 _DECREMENT_TOL = 1e-10
 #: ... and the Newton step must be this small relative to the parameters: where J only
 #: approaches its supremum as the parameters grow, the decrement vanishes but the steps do not.
-_STEP_TOL = 1e-6
+#: That last step is then taken, leaving an error of the order of its square.
+_STEP_TOL = 1e-5
 #: Default limit on the damped Newton iterations; a concave objective with a maximiser gets
 #: there in a few (a dozen from a poor start), one without one never does.
 _NEWTON_ITERS = 100
@@ -53,8 +54,9 @@ class _Samples:
         self.St = np.ascontiguousarray(np.swapaxes(S, -1, -2))
 
 
-def _side_terms(eta, S, St, ln, scale: float, is_data: bool, log_nu: float):
-    """One side's share of J, dJ/dη and minus the Hessian (see the module docstring)."""
+def _side_terms(eta, S, St, ln, scale: float, is_data: bool, log_nu: float, full: bool):
+    """One side's share of J and, if ``full``, of dJ/dη and minus the Hessian (see the
+    module docstring)."""
     z = np.matmul(S, eta[..., None])[..., 0]
     z -= ln
     z -= log_nu
@@ -63,6 +65,8 @@ def _side_terms(eta, S, St, ln, scale: float, is_data: bool, log_nu: float):
     u = np.negative(z, out=z) if is_data else z
     e = np.exp(-np.abs(u))
     J = -scale * (np.maximum(u, 0.0).sum(axis=-1) + np.log1p(e).sum(axis=-1))
+    if not full:
+        return J, None, None
     inv = 1.0 / (1.0 + e)
     sig_u = np.where(u >= 0, inv, e * inv)  # σ(u): the weight of s(u_t) in dJ/dη
     sig_u *= scale if is_data else -scale
@@ -72,8 +76,9 @@ def _side_terms(eta, S, St, ln, scale: float, is_data: bool, log_nu: float):
     return J, grad, H
 
 
-def _eta_terms(eta: np.ndarray, x: _Samples, y: _Samples, nu: float):
-    """J, dJ/dη and minus the Hessian in η, per problem (exact: log p_m is linear in η)."""
+def _eta_terms(eta: np.ndarray, x: _Samples, y: _Samples, nu: float, full: bool = True):
+    """J, dJ/dη and minus the Hessian in η, per problem (exact: log p_m is linear in η);
+    without ``full``, J only (the last two are ``None``)."""
     log_nu = math.log(nu)
     chunks = [...]
     if eta.ndim == 2:  # a batch: a few whole problems at a time
@@ -82,12 +87,16 @@ def _eta_terms(eta: np.ndarray, x: _Samples, y: _Samples, nu: float):
     parts = []
     with np.errstate(over="ignore", invalid="ignore"):
         for c in chunks:
-            J, grad, H = _side_terms(eta[c], x.S[c], x.St[c], x.ln[c], x.scale, True, log_nu)
-            J_y, grad_y, H_y = _side_terms(eta[c], y.S[c], y.St[c], y.ln[c], y.scale, False, log_nu)
-            parts.append((J + J_y, grad + grad_y, H + H_y))
+            J, grad, H = _side_terms(eta[c], x.S[c], x.St[c], x.ln[c], x.scale, True, log_nu, full)
+            J_y, grad_y, H_y = _side_terms(
+                eta[c], y.S[c], y.St[c], y.ln[c], y.scale, False, log_nu, full
+            )
+            parts.append((J + J_y, grad + grad_y, H + H_y) if full else (J + J_y,))
     if len(parts) == 1:
-        return parts[0]
-    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))
+        out = parts[0]
+    else:
+        out = tuple(np.concatenate(p) for p in zip(*parts, strict=True))
+    return out if full else (out[0], None, None)
 
 
 def _newton_step(eta, grad, H):
@@ -104,9 +113,10 @@ def _newton(eta0: np.ndarray, x: _Samples, y: _Samples, nu: float, maxiter: int)
     """Damped Newton ascent of J in η from ``eta0``, every problem of a batch on its own.
 
     Returns ``(eta, J, converged, iterations)``: a problem counts as converged when its
-    Newton decrement and step pass the tolerances above; one whose objective leaves float64
-    stops where it is, unconverged. Backtracking halves the step until J rises by a quarter
-    of the decrement times the step length (Armijo's rule).
+    Newton decrement and step pass the tolerances above, and then takes that last (full)
+    step too, unless it would lower J; one whose objective leaves float64 stops where it is,
+    unconverged. Backtracking halves the step until J rises by a quarter of the decrement
+    times the step length (Armijo's rule).
     """
     eta = np.array(eta0, dtype=np.float64)
     J, grad, H = _eta_terms(eta, x, y, nu)
@@ -127,7 +137,11 @@ def _newton(eta0: np.ndarray, x: _Samples, y: _Samples, nu: float, maxiter: int)
                 break
             t = np.where(ok, t, t / 2)
         eta, J, grad, H = trial, J_new, grad_new, H_new
-    return eta, J, done, iteration
+    final = eta + np.where(done, 1.0, 0.0)[..., None] * step
+    J_final = _eta_terms(final, x, y, nu, full=False)[0]
+    better = done & (J_final >= J)
+    eta = np.where(better[..., None], final, eta)
+    return eta, np.where(better, J_final, J), done, iteration
 
 
 def _precision_from_eta(eta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -392,10 +392,13 @@ def fit_gaussian_nce(
     (Gutmann & Hyvärinen, 2012, sections 2.2-2.3). Damped Newton steps in :math:`\eta` reach
     the maximiser in a few iterations, quadratically near it; the estimate is returned in the
     log-Cholesky parameters :math:`\theta` of :func:`gaussian_theta`. The default starting
-    point is the noise itself (:math:`\Lambda = \Sigma_n^{-1}`, :math:`c = -\log
-    Z(\Sigma_n^{-1})`, so :math:`G \equiv 0`). A batch of data sets is fitted at once, each
-    data set with its own steps. For other models, :func:`fit_nce` maximises :math:`J` with
-    :func:`scipy.optimize.minimize`; both find the same maximiser here (the tests compare them).
+    point matches the data's second moments (:math:`\Lambda^{-1} = \frac1{T_d} \sum_t x_t
+    x_t^\top`, :math:`c = -\log Z(\Lambda)`: the maximum-likelihood fit, within sampling
+    error of the NCE estimate), or the noise itself (:math:`\Lambda = \Sigma_n^{-1}`, so
+    :math:`G \equiv 0`) where those moments are singular. A batch of data sets is fitted at
+    once, each data set with its own steps. For other models, :func:`fit_nce` maximises
+    :math:`J` with :func:`scipy.optimize.minimize`; both find the same maximiser here (the
+    tests compare them).
 
     Parameters
     ----------
@@ -478,6 +481,27 @@ def _newton_options(options) -> int:
     return as_int(opts.get("maxiter", _NEWTON_ITERS), "options['maxiter']", minimum=1)
 
 
+def _moment_start(X: np.ndarray, theta_n: np.ndarray) -> np.ndarray:
+    """The default start of :func:`fit_gaussian_nce`: per data set, the Gaussian that
+    matches its second moments (the ML fit, within sampling error of the NCE estimate, so
+    Newton's method needs a few steps however far the noise is from the data), or the noise
+    where that Gaussian does not exist or is ill-conditioned."""
+    th0 = np.broadcast_to(theta_n, (*X.shape[:-2], theta_n.size)).copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        second = np.swapaxes(X, -1, -2) @ X / X.shape[-2]
+        finite = np.isfinite(second).all(axis=(-2, -1))
+        w = np.linalg.eigvalsh(np.where(finite[..., None, None], second, 1.0))
+        # well-conditioned moments on a moderate scale, so that Λ and log det Λ stay finite
+        ok = finite & (w[..., 0] > 1e-8 * w[..., -1]) & (w[..., 0] > 1e-100)
+        ok &= w[..., -1] < 1e100
+    if not ok.any():
+        return th0
+    lam = np.linalg.inv(second[ok])
+    lam = lam / 2 + np.swapaxes(lam, -1, -2) / 2
+    th0[ok] = gaussian_theta(lam, -gaussian_log_partition(lam))
+    return th0
+
+
 def _gaussian_nce_inputs(x, y, noise_cov, theta0):
     """Checked statistics, noise log-densities and starting point of :func:`fit_gaussian_nce`."""
     X = as_real_array(x, "x", ndim=(2, 3))
@@ -516,8 +540,7 @@ def _gaussian_nce_inputs(x, y, noise_cov, theta0):
         if not np.isfinite(S).all():
             finite_or_raise(S, f"the statistics {what}", hint)
     if theta0 is None:
-        th0 = np.broadcast_to(theta_n, (*X.shape[:-2], theta_n.size)).copy()
-        return S_x, S_y, ln_x, ln_y, th0, eta_n
+        return S_x, S_y, ln_x, ln_y, _moment_start(X, theta_n), eta_n
     th0 = as_real_array(theta0, "theta0", ndim=(1, 2))
     want = (*X.shape[:-2], theta_n.size)
     if th0.shape != want:

@@ -739,3 +739,25 @@ def test_newton_options_are_checked():
     with pytest.raises(ValueError, match="no maximiser"):
         fit_gaussian_nce(x * 2.0, y, np.eye(2), options={"maxiter": 1})
     assert fit_gaussian_nce(x, y, np.eye(2), options={"maxiter": 50}).success
+
+
+def test_default_start_matches_the_moments_and_changes_nothing():
+    # The default start is the moment-matched (ML) Gaussian; starting from the noise instead
+    # reaches the same maximiser. Singular or non-finite moments fall back to the noise.
+    from infonce_lib.gaussian_nce import _moment_start
+
+    rng = np.random.default_rng(14)
+    cov_n = 16.0 * SIGMA  # noise far from the data: many steps from the noise
+    x = rng.multivariate_normal(np.zeros(2), SIGMA, size=(3, 400))
+    y = rng.multivariate_normal(np.zeros(2), cov_n, size=(3, 400))
+    lam_n = np.linalg.inv(cov_n)
+    theta_n = gaussian_theta(lam_n, -gaussian_log_partition(lam_n))
+    start = _moment_start(x, theta_n)
+    lam_ml, c_ml = fit_gaussian_ml(x)
+    np.testing.assert_allclose(start, gaussian_theta(lam_ml, c_ml), rtol=1e-10)
+    default = fit_gaussian_nce(x, y, cov_n)
+    from_noise = fit_gaussian_nce(x, y, cov_n, theta0=np.tile(theta_n, (3, 1)))
+    assert default.result.nit < from_noise.result.nit
+    np.testing.assert_allclose(default.theta, from_noise.theta, rtol=0, atol=1e-8)
+    singular = np.stack([x[0], np.zeros((400, 2)), np.full((400, 2), 1e200)])
+    np.testing.assert_array_equal(_moment_start(singular, theta_n)[1:], [theta_n, theta_n])
