@@ -45,7 +45,7 @@ from ._validation import (
     as_real_scalar,
     finite_or_raise,
 )
-from .bounds import _check_scores, infonce_bound, nwj_bound
+from .bounds import _check_scores
 from .limits import correlated_gaussian_critic, correlated_gaussian_rho, sample_correlated_gaussian
 
 __all__ = [
@@ -239,6 +239,7 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
 
     Examples
     --------
+    >>> from infonce_lib import nwj_bound
     >>> F = np.random.default_rng(0).normal(size=(2, 4, 4))
     >>> bool(np.allclose(tuba_bound(F, 1.0), nwj_bound(F)))
     True
@@ -389,7 +390,7 @@ def _loo_parts(F: np.ndarray):
 _TINY_REST = 1e-290
 
 
-def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True):
+def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True, loo=None):
     """Shared pieces of the interpolated bound: L, A and, with ``weights``, w (see
     :func:`interpolated_bound`), then E, m and a of :func:`_loo_parts`.
 
@@ -398,7 +399,7 @@ def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = 
     ``w = exp(p - A)``, the share of the batch term in the baseline: ``1 / (1 + e)`` where
     ``p >= q``, ``e / (1 + e)`` elsewhere.
     """
-    L, E, m, a = _loo_parts(F)
+    L, E, m, a = _loo_parts(F) if loo is None else loo
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
     p = log_alpha + L
@@ -472,6 +473,7 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 
     Examples
     --------
+    >>> from infonce_lib import nwj_bound
     >>> F = np.random.default_rng(1).normal(size=(3, 5, 5))
     >>> bool(np.allclose(interpolated_bound(F, 1.0, 0.0), nwj_bound(F)))
     True
@@ -491,12 +493,13 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     return values
 
 
-def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
-    """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F."""
+def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=None):
+    """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F
+    (``loo``: the result of :func:`_loo_parts` for F, if already computed)."""
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
-        L, A, w, E, m, top = _alpha_parts(F, b, a, weights=grad)
+        L, A, w, E, m, top = _alpha_parts(F, b, a, weights=grad, loo=loo)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))
@@ -743,7 +746,8 @@ def optimal_critic_estimates(
     - ``"infonce"``: :func:`~infonce_lib.infonce_bound` of :math:`\log r`;
     - ``"nwj"``: :func:`~infonce_lib.nwj_bound` of :math:`1 + \log r`;
     - ``"dv"``: :func:`dv_bound` of :math:`\log r`;
-    - ``"js"``: :func:`js_bound` of :math:`\log r` (the JS optimum, shifted inside);
+    - ``"js"``: :func:`js_bound` of :math:`\log r` (the JS optimum, shifted inside), which
+      is NWJ at :math:`1 + \log r` again;
     - ``"alpha"``: :func:`interpolated_bound` of :math:`\log r` with the constant baseline
       :math:`a = 1` (``log_baseline = 0``), tight at :math:`\alpha = 0` and InfoNCE-like
       at :math:`\alpha = 1`. (Adding the same :math:`c(y)` to the critic and to
@@ -751,7 +755,10 @@ def optimal_critic_estimates(
       :math:`\log p(y \mid x)` with the baseline :math:`p(y)`.)
 
     The spread over batches is each estimator's own noise; the mean minus the information
-    is its bias at the best critic.
+    is its bias at the best critic. The values are those functions' (the tests compare them),
+    computed with shared work: the log-mean of :math:`r` over the mismatched pairs serves
+    DV, JS and NWJ; the row sums of :math:`r` behind :math:`I_\alpha`'s leave-one-out means
+    give InfoNCE's normalisers.
 
     Parameters
     ----------
@@ -792,14 +799,18 @@ def optimal_critic_estimates(
     X, Y = sample_correlated_gaussian(n * K, rho, d, rng)
     X, Y = X.reshape(n, K, d), Y.reshape(n, K, d)
     R = correlated_gaussian_log_ratio(X, Y, rho)
-    # DV and JS share the log-mean of e^R over the mismatched pairs: computed once, with the
-    # expressions of dv_bound and js_bound (the tests compare them).
     log_mean = _lse(_off_diagonal(R), axis=(1, 2)) - math.log(K * (K - 1))
     pos = _diag(R).mean(axis=-1)
+    js = (1.0 + pos) - np.exp(log_mean)  # the expressions of dv_bound and js_bound
+    loo = _loo_parts(R)
+    _, E, m, _ = loo
+    row_lse = m[..., 0] + np.log(E.sum(axis=-1))  # log sum_j r_ij, as infonce_bound's
+    alpha_values, _ = _interpolated(R, np.zeros(R.shape[:-1]), a, grad=False, loo=loo)
+    finite_or_raise(np.append(js, alpha_values), "the estimates of the optimal critic")
     return {
-        "infonce": infonce_bound(R),
-        "nwj": nwj_bound(R + 1.0),
+        "infonce": math.log(K) + (_diag(R) - row_lse).mean(axis=-1),
+        "nwj": js.copy(),  # NWJ(1 + log r) = 1 + mean log r_ii - mean_{i != j} r_ij = JS
         "dv": pos - log_mean,
-        "js": (1.0 + pos) - np.exp(log_mean),
-        "alpha": interpolated_bound(R, 0.0, a),
+        "js": js,
+        "alpha": alpha_values,
     }

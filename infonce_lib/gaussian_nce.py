@@ -97,14 +97,18 @@ def _gaussian_features(u: np.ndarray) -> np.ndarray:
     """Sufficient statistics s(u), shape (..., T, P): log p_m(u; θ) = s(u) · η(θ).
 
     ``-u_k u_l / 2`` for ``k == l`` and ``-u_k u_l`` for ``k > l`` (the lower triangle, row
-    by row, as ``numpy.tril_indices``), then 1 (the coefficient of c).
+    by row, as ``numpy.tril_indices``), then 1 (the coefficient of c). Returned as a view of
+    a C-contiguous (..., P, T) array, the layout the Newton fit multiplies with.
     """
     d = u.shape[-1]
     rows, cols = np.tril_indices(d)
-    half = np.where(rows == cols, 0.5, 1.0)
-    quad = u[..., rows] * u[..., cols]
-    quad *= -half
-    return np.concatenate([quad, np.ones((*quad.shape[:-1], 1))], axis=-1)
+    S_t = np.empty((*u.shape[:-2], rows.size + 1, u.shape[-2]))
+    u_t = np.swapaxes(u, -1, -2)
+    for k, (r, c) in enumerate(zip(rows, cols, strict=True)):
+        np.multiply(u_t[..., r, :], u_t[..., c, :], out=S_t[..., k, :])
+        S_t[..., k, :] *= -0.5 if r == c else -1.0
+    S_t[..., -1, :] = 1.0
+    return np.swapaxes(S_t, -1, -2)
 
 
 def _gaussian_natural(theta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -498,8 +498,8 @@ def test_leave_one_out_log_means_against_a_direct_sum():
 
 
 def test_optimal_critic_estimates_equal_the_public_bounds():
-    # DV and JS share one log-mean inside optimal_critic_estimates; each must still equal
-    # its public function on the same scores, to the last bit.
+    # DV, JS and NWJ share one log-mean inside optimal_critic_estimates, InfoNCE and I_alpha
+    # the row sums of e^R; each must still equal its public function on the same scores.
     n, K, d, info = 5, 8, 4, 3.0
     est = optimal_critic_estimates(info, dim=d, batch_size=K, n_batches=n, seed=4)
     rho = correlated_gaussian_rho(info, d)
@@ -508,3 +508,6 @@ def test_optimal_critic_estimates_equal_the_public_bounds():
     np.testing.assert_array_equal(est["dv"], dv_bound(R))
     np.testing.assert_array_equal(est["js"], js_bound(R))
     np.testing.assert_array_equal(est["alpha"], interpolated_bound(R, 0.0, 0.01))
+    # InfoNCE from the shared row sums, NWJ at 1 + log r as JS's value: equal to round-off.
+    np.testing.assert_allclose(est["infonce"], infonce_bound(R), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(est["nwj"], nwj_bound(R + 1.0), rtol=1e-13, atol=1e-13)
