@@ -35,7 +35,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
 
 from ._validation import (
     as_generator,
@@ -96,10 +95,6 @@ def _lse(a: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
     with np.errstate(over="ignore"):  # a - m below -1.8e308 is -inf: a zero term
         out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
-
-
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
 
 
 # --------------------------------------------------------------------------- the bounds
@@ -355,8 +350,9 @@ def _loo_log_means(F: np.ndarray) -> np.ndarray:
 
 
 def _loo_parts(F: np.ndarray):
-    r"""``L`` of :func:`_loo_log_means`, with ``E = e^{F - m}``, the row maxima ``m`` and
-    their columns ``a`` (shape (..., K, 1)).
+    r"""``L`` of :func:`_loo_log_means`, with ``E = e^{F - m}``, the row maxima ``m`` (shape
+    (..., K, 1)), their columns ``a`` (shape (..., K)) and ``top``, the flat indices of the
+    maxima in any C-contiguous array of F's shape.
 
     For a column that is not its row's maximum, the maximum stays in the sum, so
     :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision. The maximum's own column is the
@@ -364,25 +360,28 @@ def _loo_parts(F: np.ndarray):
     all underflow next to its maximum is summed again shifted by its own largest remaining
     entry (``-inf`` by index), so a dominant positive costs nothing.
     """
+    F = np.ascontiguousarray(F)  # so that every array below is too (flat indexing by top)
     K = F.shape[-1]
     m = F.max(axis=-1, keepdims=True)
     E = np.exp(F - m)
     S = E.sum(axis=-1, keepdims=True)
-    a = F.argmax(axis=-1)[..., None]
+    a = F.argmax(axis=-1)
+    top = np.arange(0, a.size * K, K) + a.ravel()  # flat positions of the maxima
     with np.errstate(divide="ignore"):  # the argmax column (S - E ~ 0) is replaced below
         L = m + np.log(S - E)
-    np.put_along_axis(E, a, 0.0, axis=-1)
-    rest = E.sum(axis=-1, keepdims=True)  # the sum without the maximum, in units of e^m
+    E.reshape(-1)[top] = 0.0
+    rest = E.sum(axis=-1)  # the sum without the maximum, in units of e^m
     with np.errstate(divide="ignore"):
-        L_top = m + np.log(rest)
-    tiny = rest[..., 0] < _TINY_REST
+        L_top = m[..., 0] + np.log(rest)
+    tiny = rest < _TINY_REST
     if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
         without = F[tiny]
-        np.put_along_axis(without, a[tiny], -np.inf, axis=-1)
-        L_top[tiny] = _lse(without, axis=-1, keepdims=True)
-    np.put_along_axis(L, a, L_top, axis=-1)
-    np.put_along_axis(E, a, 1.0, axis=-1)  # e^0, as computed above
-    return L - math.log(K - 1), E, m, a
+        np.put_along_axis(without, a[tiny][:, None], -np.inf, axis=-1)
+        L_top[tiny] = _lse(without, axis=-1)
+    L.reshape(-1)[top] = L_top.ravel()
+    E.reshape(-1)[top] = 1.0  # e^0, as computed above
+    L -= math.log(K - 1)
+    return L, E, m, a, top
 
 
 #: Below this, a row's sum without its maximum (relative to the maximum) may have lost
@@ -399,7 +398,7 @@ def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = 
     ``w = exp(p - A)``, the share of the batch term in the baseline: ``1 / (1 + e)`` where
     ``p >= q``, ``e / (1 + e)`` elsewhere.
     """
-    L, E, m, a = _loo_parts(F) if loo is None else loo
+    L, E, m, a, top = _loo_parts(F) if loo is None else loo
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
     p = log_alpha + L
@@ -409,10 +408,10 @@ def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = 
     A = np.maximum(p, q)
     A += np.log1p(e)
     if not weights:
-        return L, A, None, E, m, a
+        return L, A, None, E, m, a, top
     w = np.where(d >= 0, 1.0, e)
     w /= 1.0 + e
-    return L, A, w, E, m, a
+    return L, A, w, E, m, a, top
 
 
 def _check_alpha(alpha) -> float:
@@ -496,10 +495,11 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=None):
     """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F
     (``loo``: the result of :func:`_loo_parts` for F, if already computed)."""
+    F = np.ascontiguousarray(F)  # the flat indices of _loo_parts address C order
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
-        L, A, w, E, m, top = _alpha_parts(F, b, a, weights=grad, loo=loo)
+        L, A, w, E, m, col, top = _alpha_parts(F, b, a, weights=grad, loo=loo)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))
@@ -513,13 +513,13 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=Non
         # w_ij e^{F_ik - L_ij}; each row's argmax column is split off so no factor overflows.
         u = w * np.exp(m - L)
         u[..., idx, idx] = 0.0
-        np.put_along_axis(u, top, 0.0, axis=-1)
+        u.reshape(-1)[top] = 0.0
         G = E * (u.sum(axis=-1, keepdims=True) - u)  # E = e^{F - m}, from _loo_parts
-        L_top = np.take_along_axis(L, top, axis=-1)
-        w_top = np.take_along_axis(w, top, axis=-1)
+        L_top = L.reshape(-1)[top].reshape(col.shape)[..., None]
+        w_top = w.reshape(-1)[top].reshape(col.shape)[..., None]
         extra = w_top * np.exp(F - L_top)
-        np.put_along_axis(extra, top, 0.0, axis=-1)
-        extra[top[..., 0] == idx] = 0.0  # rows whose positive is the maximum: no such term
+        extra.reshape(-1)[top] = 0.0
+        extra[col == idx] = 0.0  # rows whose positive is the maximum: no such term
         G += extra
         dF = -G / (KK * (K - 1))
         dF[..., idx, idx] += 1.0 / K
@@ -585,14 +585,21 @@ def _grad_js(F, **_):
     K = F.shape[-1]
     idx = np.arange(K)
     pos = _diag(F)
-    sp = _softplus(F)
+    # softplus(F) = max(F, 0) + log1p(e) and sigmoid(F) from one e = exp(-|F|); at the
+    # positives, softplus(-F) = max(-F, 0) + log1p(e) and sigmoid(-F) from the same e.
+    e = np.exp(-np.abs(F))
+    log1p_e = np.log1p(e)
+    sp = np.maximum(F, 0.0) + log1p_e
+    e_pos = _diag(e)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = -_softplus(-pos).mean(axis=-1) - (
-            sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)
-        ) / (K * (K - 1))
-    dF = expit(F)
+        sp_neg_pos = np.maximum(-pos, 0.0) + _diag(log1p_e)
+        values = -sp_neg_pos.mean(axis=-1) - (sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)) / (
+            K * (K - 1)
+        )
+    dF = np.where(F >= 0, 1.0, e)
+    dF /= 1.0 + e
     dF *= -1.0 / (K * (K - 1))
-    dF[..., idx, idx] = expit(-pos) / K
+    dF[..., idx, idx] = np.where(pos >= 0, e_pos, 1.0) / (1.0 + e_pos) / K
     return values, dF
 
 
@@ -803,7 +810,7 @@ def optimal_critic_estimates(
     pos = _diag(R).mean(axis=-1)
     js = (1.0 + pos) - np.exp(log_mean)  # the expressions of dv_bound and js_bound
     loo = _loo_parts(R)
-    _, E, m, _ = loo
+    _, E, m, _, _ = loo
     row_lse = m[..., 0] + np.log(E.sum(axis=-1))  # log sum_j r_ij, as infonce_bound's
     alpha_values, _ = _interpolated(R, np.zeros(R.shape[:-1]), a, grad=False, loo=loo)
     finite_or_raise(np.append(js, alpha_values), "the estimates of the optimal critic")

@@ -511,3 +511,17 @@ def test_optimal_critic_estimates_equal_the_public_bounds():
     # InfoNCE from the shared row sums, NWJ at 1 + log r as JS's value: equal to round-off.
     np.testing.assert_allclose(est["infonce"], infonce_bound(R), rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(est["nwj"], nwj_bound(R + 1.0), rtol=1e-13, atol=1e-13)
+
+
+def test_interpolated_bound_and_gradient_ignore_the_memory_layout():
+    # Transposed (non-contiguous) scores give the same values and gradient as a C copy.
+    F = np.random.default_rng(5).normal(scale=4.0, size=(3, 6, 6))
+    T = np.swapaxes(F, -1, -2)
+    C = np.ascontiguousarray(T)
+    np.testing.assert_array_equal(interpolated_bound(T, 0.5, 0.1), interpolated_bound(C, 0.5, 0.1))
+    for scores in (T, C):
+        v, g = bound_and_score_grad(scores, "alpha", log_baseline=0.5, alpha=0.1)
+        np.testing.assert_array_equal(v, interpolated_bound(C, 0.5, 0.1))
+        np.testing.assert_array_equal(
+            g, bound_and_score_grad(C, "alpha", log_baseline=0.5, alpha=0.1)[1]
+        )
