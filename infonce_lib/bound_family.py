@@ -341,24 +341,14 @@ def js_bound(scores) -> np.ndarray:
         return joint - np.exp(_lse(_off_diagonal(F), axis=(1, 2)) - math.log(K * (K - 1)))
 
 
-def _loo_log_means(F: np.ndarray) -> np.ndarray:
-    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``.
+def _loo_log_means(F: np.ndarray):
+    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``;
+    then ``E = e^{F - m}``, the row maxima ``m`` (shape (..., K, 1)), their columns ``a``
+    (shape (..., K)) and ``top``, their flat indices in a C-contiguous array of F's shape.
 
-    See :func:`_loo_parts`, which also returns the pieces the gradient reuses.
-    """
-    return _loo_parts(F)[0]
-
-
-def _loo_parts(F: np.ndarray):
-    r"""``L`` of :func:`_loo_log_means`, with ``E = e^{F - m}``, the row maxima ``m`` (shape
-    (..., K, 1)), their columns ``a`` (shape (..., K)) and ``top``, the flat indices of the
-    maxima in any C-contiguous array of F's shape.
-
-    For a column that is not its row's maximum, the maximum stays in the sum, so
-    :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision. The maximum's own column is the
-    sum of the other terms, added up directly (no subtraction); only a row whose other terms
-    all underflow next to its maximum is summed again shifted by its own largest remaining
-    entry (``-inf`` by index), so a dominant positive costs nothing.
+    Off the maximum's column, :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the
+    maximum's own column sums the other terms directly, re-shifted by their own maximum only
+    where they underflow next to it, so a dominant positive costs nothing.
     """
     F = np.ascontiguousarray(F)  # so that every array below is too (flat indexing by top)
     K = F.shape[-1]
@@ -367,11 +357,10 @@ def _loo_parts(F: np.ndarray):
     S = E.sum(axis=-1, keepdims=True)
     a = F.argmax(axis=-1)
     top = np.arange(0, a.size * K, K) + a.ravel()  # flat positions of the maxima
-    with np.errstate(divide="ignore"):  # the argmax column (S - E ~ 0) is replaced below
-        L = m + np.log(S - E)
     E.reshape(-1)[top] = 0.0
     rest = E.sum(axis=-1)  # the sum without the maximum, in units of e^m
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore"):  # the argmax column (S - 1 ~ 0) is replaced below
+        L = m + np.log(S - E)
         L_top = m[..., 0] + np.log(rest)
     tiny = rest < _TINY_REST
     if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
@@ -384,21 +373,15 @@ def _loo_parts(F: np.ndarray):
     return L, E, m, a, top
 
 
-#: Below this, a row's sum without its maximum (relative to the maximum) may have lost
-#: digits to underflow (subnormal terms), and is summed again.
+#: Below this, a row's sum without its maximum (relative to it) may have lost digits.
 _TINY_REST = 1e-290
 
 
 def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True, loo=None):
-    """Shared pieces of the interpolated bound: L, A and, with ``weights``, w (see
-    :func:`interpolated_bound`), then E, m and a of :func:`_loo_parts`.
-
-    ``A = logaddexp(p, q)`` with ``p = log(alpha) + L`` and ``q = log(1 - alpha) + b``, as
-    ``max(p, q) + log1p(e)`` with ``e = exp(-|p - q|)``; the same ``e`` gives
-    ``w = exp(p - A)``, the share of the batch term in the baseline: ``1 / (1 + e)`` where
-    ``p >= q``, ``e / (1 + e)`` elsewhere.
-    """
-    L, E, m, a, top = _loo_parts(F) if loo is None else loo
+    """L, A, w (with ``weights``; see :func:`interpolated_bound`), E, m, a, top. With
+    ``p = log(alpha) + L``, ``q = log(1 - alpha) + b`` and ``e = exp(-|p - q|)``:
+    ``A = logaddexp(p, q) = max(p, q) + log1p(e)``, ``w = exp(p - A) = σ(p - q)``."""
+    L, E, m, a, top = _loo_log_means(F) if loo is None else loo
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
     p = log_alpha + L
@@ -494,8 +477,8 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 
 def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=None):
     """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F
-    (``loo``: the result of :func:`_loo_parts` for F, if already computed)."""
-    F = np.ascontiguousarray(F)  # the flat indices of _loo_parts address C order
+    (``loo``: the result of :func:`_loo_log_means` for F, if already computed)."""
+    F = np.ascontiguousarray(F)  # the flat indices of _loo_log_means address C order
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
@@ -514,7 +497,7 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=Non
         u = w * np.exp(m - L)
         u[..., idx, idx] = 0.0
         u.reshape(-1)[top] = 0.0
-        G = E * (u.sum(axis=-1, keepdims=True) - u)  # E = e^{F - m}, from _loo_parts
+        G = E * (u.sum(axis=-1, keepdims=True) - u)  # E = e^{F - m}, from _loo_log_means
         L_top = L.reshape(-1)[top].reshape(col.shape)[..., None]
         w_top = w.reshape(-1)[top].reshape(col.shape)[..., None]
         extra = w_top * np.exp(F - L_top)
@@ -585,8 +568,7 @@ def _grad_js(F, **_):
     K = F.shape[-1]
     idx = np.arange(K)
     pos = _diag(F)
-    # softplus(F) = max(F, 0) + log1p(e) and sigmoid(F) from one e = exp(-|F|); at the
-    # positives, softplus(-F) = max(-F, 0) + log1p(e) and sigmoid(-F) from the same e.
+    # softplus(±F) = max(±F, 0) + log1p(e) and sigmoid(±F), all from one e = exp(-|F|)
     e = np.exp(-np.abs(F))
     log1p_e = np.log1p(e)
     sp = np.maximum(F, 0.0) + log1p_e
@@ -762,10 +744,9 @@ def optimal_critic_estimates(
       :math:`\log p(y \mid x)` with the baseline :math:`p(y)`.)
 
     The spread over batches is each estimator's own noise; the mean minus the information
-    is its bias at the best critic. The values are those functions' (the tests compare them),
-    computed with shared work: the log-mean of :math:`r` over the mismatched pairs serves
-    DV, JS and NWJ; the row sums of :math:`r` behind :math:`I_\alpha`'s leave-one-out means
-    give InfoNCE's normalisers.
+    is its bias at the best critic. These are those functions' values (the tests compare),
+    with shared work: one log-mean of :math:`r` for DV, JS and NWJ; InfoNCE's normalisers
+    from the row sums behind :math:`I_\alpha`.
 
     Parameters
     ----------
@@ -809,15 +790,11 @@ def optimal_critic_estimates(
     log_mean = _lse(_off_diagonal(R), axis=(1, 2)) - math.log(K * (K - 1))
     pos = _diag(R).mean(axis=-1)
     js = (1.0 + pos) - np.exp(log_mean)  # the expressions of dv_bound and js_bound
-    loo = _loo_parts(R)
-    _, E, m, _, _ = loo
-    row_lse = m[..., 0] + np.log(E.sum(axis=-1))  # log sum_j r_ij, as infonce_bound's
+    loo = _loo_log_means(R)
+    row_lse = loo[2][..., 0] + np.log(loo[1].sum(axis=-1))  # log sum_j r_ij = m + log S
     alpha_values, _ = _interpolated(R, np.zeros(R.shape[:-1]), a, grad=False, loo=loo)
     finite_or_raise(np.append(js, alpha_values), "the estimates of the optimal critic")
-    return {
-        "infonce": math.log(K) + (_diag(R) - row_lse).mean(axis=-1),
-        "nwj": js.copy(),  # NWJ(1 + log r) = 1 + mean log r_ii - mean_{i != j} r_ij = JS
-        "dv": pos - log_mean,
-        "js": js,
-        "alpha": alpha_values,
-    }
+    infonce = math.log(K) + (_diag(R) - row_lse).mean(axis=-1)  # as infonce_bound
+    # NWJ(1 + log r) = 1 + mean log r_ii - mean_{i != j} r_ij: JS's value
+    return {"infonce": infonce, "nwj": js.copy(), "dv": pos - log_mean, "js": js,
+            "alpha": alpha_values}  # fmt: skip
