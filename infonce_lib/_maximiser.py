@@ -144,6 +144,18 @@ def _newton(eta0: np.ndarray, x: _Samples, y: _Samples, nu: float, maxiter: int)
     return eta, np.where(better, J_final, J), done, iteration
 
 
+class _Report(dict):
+    """The report of a Newton fit: a dict whose keys are also attributes (``success``,
+    ``message``, ``nit``, ...), as :class:`scipy.optimize.OptimizeResult`, without importing
+    SciPy's optimiser for it."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def _precision_from_eta(eta: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Λ from the natural parameters (vech Λ, c), and per problem whether it is positive
     definite."""

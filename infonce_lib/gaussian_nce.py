@@ -30,6 +30,7 @@ from ._maximiser import (
     _newton,
     _no_maximiser_message,
     _precision_from_eta,
+    _Report,
     _Samples,
 )
 from ._validation import (
@@ -419,14 +420,16 @@ def fit_gaussian_nce(
     options : dict, optional
         ``{"maxiter": n}``: at most ``n`` Newton iterations (default 100). A data set counts
         as fitted when its squared Newton decrement is below ``1e-10`` and its Newton step
-        below ``1e-6`` times ``1 + max |eta|``.
+        below ``1e-5`` times ``1 + max |eta|``; that step is then taken too, leaving an error
+        of the order of its square.
 
     Returns
     -------
     NCEFit
-        ``theta`` unpacks with :func:`gaussian_params`; ``result`` is a
-        :class:`scipy.optimize.OptimizeResult` with ``nit``, the Newton iterations of the
-        slowest data set.
+        ``theta`` unpacks with :func:`gaussian_params`; ``result`` is a dict whose keys are
+        also attributes, as :class:`scipy.optimize.OptimizeResult`: ``success``,
+        ``message``, ``fun`` (:math:`-\sum_b J_b`), ``x`` and ``nit``, the Newton iterations
+        of the slowest data set.
 
     Raises
     ------
@@ -467,9 +470,7 @@ def fit_gaussian_nce(
     if lacking.any():
         raise ValueError(_no_maximiser_message(lacking))
     theta = gaussian_theta(lam, eta[..., -1])
-    from scipy.optimize import OptimizeResult  # imported on first use (package docstring)
-
-    report = OptimizeResult(
+    report = _Report(
         x=theta.ravel(), fun=-float(J.sum()), success=True, status=0, nit=nit,
         message="Newton's method converged: Newton decrement and step below tolerance",
     )  # fmt: skip

@@ -761,3 +761,13 @@ def test_default_start_matches_the_moments_and_changes_nothing():
     np.testing.assert_allclose(default.theta, from_noise.theta, rtol=0, atol=1e-8)
     singular = np.stack([x[0], np.zeros((400, 2)), np.full((400, 2), 1e200)])
     np.testing.assert_array_equal(_moment_start(singular, theta_n)[1:], [theta_n, theta_n])
+
+
+def test_newton_report_reads_like_an_optimize_result():
+    rng = np.random.default_rng(15)
+    x, y = rng.normal(size=(2, 300, 2))
+    report = fit_gaussian_nce(x, y, np.eye(2)).result
+    assert report.success and report.nit == report["nit"] >= 1
+    assert report.fun == pytest.approx(-fit_gaussian_nce(x, y, np.eye(2)).objective)
+    with pytest.raises(AttributeError, match="jac"):
+        report.jac  # noqa: B018 - a key the Newton fit does not report
