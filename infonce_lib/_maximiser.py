@@ -3,7 +3,7 @@ r"""Newton's method for the NCE objective of an exponential-family model.
 For :func:`~infonce_lib.fit_gaussian_nce`. With :math:`\log p_m(u) = s(u) \cdot \eta`, the
 log-ratio :math:`G = s(u) \cdot \eta - \log p_n(u)` is linear in the natural parameters
 :math:`\eta`, so the NCE objective is a logistic regression in :math:`\eta` (Gutmann &
-Hyvärinen, 2012, section 2.3): concave, with, for :math:`z = G - \log\nu` at the data
+Hyvärinen, 2012, section 2): concave, with, for :math:`z = G - \log\nu` at the data
 (unprimed) and noise (primed) samples,
 
 .. math::

@@ -394,7 +394,7 @@ def fit_gaussian_nce(
         \nabla^2_\eta J = -\frac1{T_d} \sum_t h(1 - h)\, s s^\top
                          - \frac{\nu}{T_n} \sum_t h(1 - h)\, s s^\top
 
-    (Gutmann & Hyvärinen, 2012, sections 2.2-2.3). Damped Newton steps in :math:`\eta` reach
+    (Gutmann & Hyvärinen, 2012, section 2). Damped Newton steps in :math:`\eta` reach
     the maximiser in a few iterations, quadratically near it; the estimate is returned in the
     log-Cholesky parameters :math:`\theta` of :func:`gaussian_theta`. The default starting
     point matches the data's second moments (:math:`\Lambda^{-1} = \frac1{T_d} \sum_t x_t
