@@ -35,7 +35,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
 
 from ._validation import (
     as_generator,
@@ -45,7 +44,7 @@ from ._validation import (
     as_real_scalar,
     finite_or_raise,
 )
-from .bounds import _check_scores, infonce_bound, nwj_bound
+from .bounds import _check_scores
 from .limits import correlated_gaussian_critic, correlated_gaussian_rho, sample_correlated_gaussian
 
 __all__ = [
@@ -96,10 +95,6 @@ def _lse(a: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
     with np.errstate(over="ignore"):  # a - m below -1.8e308 is -inf: a zero term
         out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
-
-
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
 
 
 # --------------------------------------------------------------------------- the bounds
@@ -239,6 +234,7 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
 
     Examples
     --------
+    >>> from infonce_lib import nwj_bound
     >>> F = np.random.default_rng(0).normal(size=(2, 4, 4))
     >>> bool(np.allclose(tuba_bound(F, 1.0), nwj_bound(F)))
     True
@@ -345,37 +341,60 @@ def js_bound(scores) -> np.ndarray:
         return joint - np.exp(_lse(_off_diagonal(F), axis=(1, 2)) - math.log(K * (K - 1)))
 
 
-def _loo_log_means(F: np.ndarray) -> np.ndarray:
-    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``.
+def _loo_log_means(F: np.ndarray):
+    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``;
+    then ``E = e^{F - m}``, the row maxima ``m`` (shape (..., K, 1)), their columns ``a``
+    (shape (..., K)) and ``top``, their flat indices in a C-contiguous array of F's shape.
 
-    For a column that is not its row's maximum, the maximum stays in the sum, so
-    :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the maximum's own column is
-    computed again without it (``-inf`` by index), so a dominant positive costs nothing.
+    Off the maximum's column, :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the
+    maximum's own column sums the other terms directly, re-shifted by their own maximum only
+    where they underflow next to it, so a dominant positive costs nothing.
     """
+    F = np.ascontiguousarray(F)  # so that every array below is too (flat indexing by top)
     K = F.shape[-1]
     m = F.max(axis=-1, keepdims=True)
     E = np.exp(F - m)
     S = E.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore"):  # the argmax column (S - E ~ 0) is replaced below
-        L = m + np.log(S - E)
     a = F.argmax(axis=-1)
-    without = F.copy()
-    np.put_along_axis(without, a[..., None], -np.inf, axis=-1)
-    L_top = _lse(without, axis=-1)
-    np.put_along_axis(L, a[..., None], L_top[..., None], axis=-1)
-    return L - math.log(K - 1)
+    top = np.arange(0, a.size * K, K) + a.ravel()  # flat positions of the maxima
+    E.reshape(-1)[top] = 0.0
+    rest = E.sum(axis=-1)  # the sum without the maximum, in units of e^m
+    with np.errstate(divide="ignore"):  # the argmax column (S - 1 ~ 0) is replaced below
+        L = m + np.log(S - E)
+        L_top = m[..., 0] + np.log(rest)
+    tiny = rest < _TINY_REST
+    if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
+        without = F[tiny]
+        np.put_along_axis(without, a[tiny][:, None], -np.inf, axis=-1)
+        L_top[tiny] = _lse(without, axis=-1)
+    L.reshape(-1)[top] = L_top.ravel()
+    E.reshape(-1)[top] = 1.0  # e^0, as computed above
+    L -= math.log(K - 1)
+    return L, E, m, a, top
 
 
-def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float):
-    """Shared pieces of the interpolated bound: L, A, w (see :func:`interpolated_bound`)."""
-    L = _loo_log_means(F)
+#: Below this, a row's sum without its maximum (relative to it) may have lost digits.
+_TINY_REST = 1e-290
+
+
+def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True, loo=None):
+    """L, A, w (with ``weights``; see :func:`interpolated_bound`), E, m, a, top. With
+    ``p = log(alpha) + L``, ``q = log(1 - alpha) + b`` and ``e = exp(-|p - q|)``:
+    ``A = logaddexp(p, q) = max(p, q) + log1p(e)``, ``w = exp(p - A) = σ(p - q)``."""
+    L, E, m, a, top = _loo_log_means(F) if loo is None else loo
     log_alpha = math.log(alpha) if alpha > 0 else -math.inf
     log_1m = math.log1p(-alpha) if alpha < 1 else -math.inf
-    bb = b[..., :, None]
-    A = np.logaddexp(log_alpha + L, log_1m + bb)
-    # w = alpha m / (alpha m + (1 - alpha) a): the share of the batch term in the baseline
-    w = np.exp(log_alpha + L - A) if alpha > 0 else np.zeros_like(L)
-    return L, A, w
+    p = log_alpha + L
+    q = log_1m + b[..., :, None]
+    d = p - q
+    e = np.exp(-np.abs(d))
+    A = np.maximum(p, q)
+    A += np.log1p(e)
+    if not weights:
+        return L, A, None, E, m, a, top
+    w = np.where(d >= 0, 1.0, e)
+    w /= 1.0 + e
+    return L, A, w, E, m, a, top
 
 
 def _check_alpha(alpha) -> float:
@@ -436,6 +455,7 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 
     Examples
     --------
+    >>> from infonce_lib import nwj_bound
     >>> F = np.random.default_rng(1).normal(size=(3, 5, 5))
     >>> bool(np.allclose(interpolated_bound(F, 1.0, 0.0), nwj_bound(F)))
     True
@@ -455,12 +475,14 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     return values
 
 
-def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
-    """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F."""
+def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=None):
+    """Unchecked I_alpha per batch and, with ``grad``, its gradient with respect to F
+    (``loo``: the result of :func:`_loo_log_means` for F, if already computed)."""
+    F = np.ascontiguousarray(F)  # the flat indices of _loo_log_means address C order
     K = F.shape[-1]
     idx = np.arange(K)
     with np.errstate(over="ignore", invalid="ignore"):  # NaN is caught by the callers
-        L, A, w = _alpha_parts(F, b, a)
+        L, A, w, E, m, col, top = _alpha_parts(F, b, a, weights=grad, loo=loo)
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))
@@ -472,17 +494,15 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool):
     with np.errstate(over="ignore", invalid="ignore"):
         # d joint / dF_ik = [k = i]/K - G_ik / (K (K-1)^2), G_ik = sum_{j not in {i,k}}
         # w_ij e^{F_ik - L_ij}; each row's argmax column is split off so no factor overflows.
-        m = F.max(axis=-1, keepdims=True)
-        top = F.argmax(axis=-1)
         u = w * np.exp(m - L)
         u[..., idx, idx] = 0.0
-        np.put_along_axis(u, top[..., None], 0.0, axis=-1)
-        G = np.exp(F - m) * (u.sum(axis=-1, keepdims=True) - u)
-        L_top = np.take_along_axis(L, top[..., None], axis=-1)
-        w_top = np.take_along_axis(w, top[..., None], axis=-1)
+        u.reshape(-1)[top] = 0.0
+        G = E * (u.sum(axis=-1, keepdims=True) - u)  # E = e^{F - m}, from _loo_log_means
+        L_top = L.reshape(-1)[top].reshape(col.shape)[..., None]
+        w_top = w.reshape(-1)[top].reshape(col.shape)[..., None]
         extra = w_top * np.exp(F - L_top)
-        np.put_along_axis(extra, top[..., None], 0.0, axis=-1)
-        extra[top == idx] = 0.0  # rows whose positive is the maximum: no such term
+        extra.reshape(-1)[top] = 0.0
+        extra[col == idx] = 0.0  # rows whose positive is the maximum: no such term
         G += extra
         dF = -G / (KK * (K - 1))
         dF[..., idx, idx] += 1.0 / K
@@ -548,14 +568,20 @@ def _grad_js(F, **_):
     K = F.shape[-1]
     idx = np.arange(K)
     pos = _diag(F)
-    sp = _softplus(F)
+    # softplus(±F) = max(±F, 0) + log1p(e) and sigmoid(±F), all from one e = exp(-|F|)
+    e = np.exp(-np.abs(F))
+    log1p_e = np.log1p(e)
+    sp = np.maximum(F, 0.0) + log1p_e
+    e_pos = _diag(e)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = -_softplus(-pos).mean(axis=-1) - (
-            sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)
-        ) / (K * (K - 1))
-    dF = expit(F)
+        sp_neg_pos = np.maximum(-pos, 0.0) + _diag(log1p_e)
+        values = -sp_neg_pos.mean(axis=-1) - (sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)) / (
+            K * (K - 1)
+        )
+    dF = np.where(F >= 0, 1.0, e)
+    dF /= 1.0 + e
     dF *= -1.0 / (K * (K - 1))
-    dF[..., idx, idx] = expit(-pos) / K
+    dF[..., idx, idx] = np.where(pos >= 0, e_pos, 1.0) / (1.0 + e_pos) / K
     return values, dF
 
 
@@ -709,7 +735,8 @@ def optimal_critic_estimates(
     - ``"infonce"``: :func:`~infonce_lib.infonce_bound` of :math:`\log r`;
     - ``"nwj"``: :func:`~infonce_lib.nwj_bound` of :math:`1 + \log r`;
     - ``"dv"``: :func:`dv_bound` of :math:`\log r`;
-    - ``"js"``: :func:`js_bound` of :math:`\log r` (the JS optimum, shifted inside);
+    - ``"js"``: :func:`js_bound` of :math:`\log r` (the JS optimum, shifted inside), which
+      is NWJ at :math:`1 + \log r` again;
     - ``"alpha"``: :func:`interpolated_bound` of :math:`\log r` with the constant baseline
       :math:`a = 1` (``log_baseline = 0``), tight at :math:`\alpha = 0` and InfoNCE-like
       at :math:`\alpha = 1`. (Adding the same :math:`c(y)` to the critic and to
@@ -717,7 +744,9 @@ def optimal_critic_estimates(
       :math:`\log p(y \mid x)` with the baseline :math:`p(y)`.)
 
     The spread over batches is each estimator's own noise; the mean minus the information
-    is its bias at the best critic.
+    is its bias at the best critic. These are those functions' values (the tests compare),
+    with shared work: one log-mean of :math:`r` for DV, JS and NWJ; InfoNCE's normalisers
+    from the row sums behind :math:`I_\alpha`.
 
     Parameters
     ----------
@@ -758,10 +787,14 @@ def optimal_critic_estimates(
     X, Y = sample_correlated_gaussian(n * K, rho, d, rng)
     X, Y = X.reshape(n, K, d), Y.reshape(n, K, d)
     R = correlated_gaussian_log_ratio(X, Y, rho)
-    return {
-        "infonce": infonce_bound(R),
-        "nwj": nwj_bound(R + 1.0),
-        "dv": dv_bound(R),
-        "js": js_bound(R),
-        "alpha": interpolated_bound(R, 0.0, a),
-    }
+    log_mean = _lse(_off_diagonal(R), axis=(1, 2)) - math.log(K * (K - 1))
+    pos = _diag(R).mean(axis=-1)
+    js = (1.0 + pos) - np.exp(log_mean)  # the expressions of dv_bound and js_bound
+    loo = _loo_log_means(R)
+    row_lse = loo[2][..., 0] + np.log(loo[1].sum(axis=-1))  # log sum_j r_ij = m + log S
+    alpha_values, _ = _interpolated(R, np.zeros(R.shape[:-1]), a, grad=False, loo=loo)
+    finite_or_raise(np.append(js, alpha_values), "the estimates of the optimal critic")
+    infonce = math.log(K) + (_diag(R) - row_lse).mean(axis=-1)  # as infonce_bound
+    # NWJ(1 + log r) = 1 + mean log r_ii - mean_{i != j} r_ij: JS's value
+    return {"infonce": infonce, "nwj": js.copy(), "dv": pos - log_mean, "js": js,
+            "alpha": alpha_values}  # fmt: skip

@@ -107,8 +107,9 @@ def _forward(params, X):
 _HINT = "rescale the inputs or the weights"
 
 
-def _backward(params, inputs, d_out):
-    """Unchecked backward pass; returns the parameter gradients and d(input)."""
+def _backward(params, inputs, d_out, *, need_input: bool = True):
+    """Unchecked backward pass; returns the parameter gradients and d(input) (``None``
+    without ``need_input``, which saves the last product)."""
     n_layers = len(params) // 2
     grads = [None] * len(params)
     d = d_out
@@ -121,9 +122,11 @@ def _backward(params, inputs, d_out):
         else:  # one network; any leading axes of h_in are samples
             grads[2 * layer] = h_in.reshape(-1, h_in.shape[-1]).T @ d.reshape(-1, d.shape[-1])
             grads[2 * layer + 1] = d.reshape(-1, d.shape[-1]).sum(axis=0)
+        if layer == 0 and not need_input:
+            return grads, None
         d = d @ np.swapaxes(W, -1, -2)
         if layer > 0:
-            d = d * (h_in > 0.0)  # h_in is the ReLU output of the layer below
+            d *= h_in > 0.0  # h_in is the ReLU output of the layer below
     return grads, d
 
 
@@ -341,8 +344,9 @@ class SeparableCritic:
         if dF.shape[:-2] != G.shape[:-2] or dF.shape[-1] != G.shape[-2]:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
         with np.errstate(over="ignore", invalid="ignore"):
-            gg, _ = _backward(self.params[: self._n_g], cg, np.swapaxes(dF, -1, -2) @ H)
-            gh, _ = _backward(self.params[self._n_g :], ch, dF @ G)
+            dG, dH = np.swapaxes(dF, -1, -2) @ H, dF @ G
+            gg, _ = _backward(self.params[: self._n_g], cg, dG, need_input=False)
+            gh, _ = _backward(self.params[self._n_g :], ch, dH, need_input=False)
         return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in gg + gh]
 
 

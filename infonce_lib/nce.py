@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import expit
 
 from ._validation import (
     as_options,
@@ -96,28 +95,40 @@ def _check_pairs(lm_x, ln_x, lm_y, ln_y) -> None:
 
 
 def _nce_terms(
-    G_data: np.ndarray, G_noise: np.ndarray, nu: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    G_data: np.ndarray, G_noise: np.ndarray, nu: float, weights: bool = True
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Unchecked core: J and the per-sample weights dJ/dG on clean float64 arrays.
 
     ``G_data`` has shape ``(..., T_d)``, ``G_noise`` shape ``(..., T_n)``. Returns ``J`` of
-    shape ``(...)``, and weights ``w_data = σ(-z_x) / T_d`` and
-    ``w_noise = -ν σ(z_y) / T_n`` (``z = G - log ν``) such that
+    shape ``(...)``, and (``None`` without ``weights``) weights ``w_data = σ(-z_x) / T_d``
+    and ``w_noise = -ν σ(z_y) / T_n`` (``z = G - log ν``) such that
     ``dJ/dθ = Σ_t w_data[t] ∇G(x_t) + Σ_t w_noise[t] ∇G(y_t)``.
     """
     log_nu = math.log(nu)
     t_d, t_n = G_data.shape[-1], G_noise.shape[-1]
-    # With z = G - log ν: log h(x) = log σ(z_x) = -log(1 + e^{-z_x}) and
-    # log(1 - h(y)) = log σ(-z_y) = -log(1 + e^{z_y}), both by np.logaddexp (no overflow).
-    minus_z_x = np.subtract(log_nu, G_data)
-    z_y = np.subtract(G_noise, log_nu)
-    J = np.logaddexp(0.0, minus_z_x).sum(axis=-1) / -t_d
-    J -= np.logaddexp(0.0, z_y).sum(axis=-1) * (nu / t_n)
-    w_data = expit(minus_z_x)
-    w_data /= t_d
-    w_noise = expit(z_y)
-    w_noise *= -nu / t_n
+    # With z = G - log ν: log h(x) = log σ(z_x) = -softplus(-z_x) and
+    # log(1 - h(y)) = log σ(-z_y) = -softplus(z_y).
+    sp_x, w_data = _softplus_sum(np.subtract(log_nu, G_data), weights)
+    sp_y, w_noise = _softplus_sum(np.subtract(G_noise, log_nu), weights)
+    J = sp_x / -t_d
+    J -= sp_y * (nu / t_n)
+    if weights:
+        w_data /= t_d
+        w_noise *= -nu / t_n
     return J, w_data, w_noise
+
+
+def _softplus_sum(u: np.ndarray, sigmoid: bool):
+    """Σ softplus(u) over the last axis and, if ``sigmoid``, σ(u), from one e = e^{-|u|} <= 1:
+    softplus(u) = log(1 + e^u) = max(u, 0) + log1p(e) and σ(u) = 1/(1 + e) for u >= 0,
+    e/(1 + e) below (no overflow, no cancellation)."""
+    e = np.exp(-np.abs(u))
+    total = np.maximum(u, 0.0).sum(axis=-1) + np.log1p(e).sum(axis=-1)
+    if not sigmoid:
+        return total, None
+    sig = np.where(u >= 0, 1.0, e)
+    sig /= 1.0 + e
+    return total, sig
 
 
 _G_NAMES = (
@@ -125,10 +136,10 @@ _G_NAMES = (
 )
 
 
-def _checked_terms(G_data: np.ndarray, G_noise: np.ndarray, nu: float):
+def _checked_terms(G_data: np.ndarray, G_noise: np.ndarray, nu: float, weights: bool = True):
     """:func:`_nce_terms` for the public functions: overflow raises, never warns."""
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _nce_terms(G_data, G_noise, nu)
+        out = _nce_terms(G_data, G_noise, nu, weights)
     finite_or_raise(out[0], f"J (from {_G_NAMES})", "rescale the log-densities")
     return out
 
@@ -203,7 +214,7 @@ def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noi
     )
     with np.errstate(over="ignore", invalid="ignore"):
         G_x, G_y = lm_x - ln_x, lm_y - ln_y
-    J, _, _ = _checked_terms(G_x, G_y, nu)
+    J, _, _ = _checked_terms(G_x, G_y, nu, weights=False)
     return _as_output(J)
 
 
@@ -295,7 +306,7 @@ def nce_objective_and_grad(
 
 @dataclass
 class NCEFit:
-    """The result of :func:`fit_nce`.
+    """The result of :func:`fit_nce` (and of :func:`~infonce_lib.fit_gaussian_nce`).
 
     Attributes
     ----------
@@ -308,7 +319,9 @@ class NCEFit:
     result : scipy.optimize.OptimizeResult
         The optimiser's report (``success``, ``message``, ``nit``, ``nfev``, ...). For a
         batch, the independent problems are solved as one separable problem and this is its
-        single report; ``result.fun`` is :math:`-\\sum_b J_b`.
+        single report; ``result.fun`` is :math:`-\\sum_b J_b`. (Newton's method of
+        :func:`~infonce_lib.fit_gaussian_nce` reports ``nit``, ``fun``, ``success`` and
+        ``message`` only.)
 
     Examples
     --------
@@ -358,8 +371,7 @@ class _Jacobian:
 class _Diverged(Exception):
     """Raised inside a fit when the model's values or J leave float64 during the optimisation.
 
-    Private: :func:`fit_nce` and :func:`~infonce_lib.fit_gaussian_nce` turn it into a
-    ``ValueError`` that says what it means.
+    Private: :func:`fit_nce` turns it into a ``ValueError`` that says what it means.
     """
 
 
@@ -503,8 +515,8 @@ _SEPARATED = (
 _DIVERGED = (
     "the NCE fit diverged: J kept rising while theta left float64, so the objective has no "
     "maximiser for these samples, as happens when the model tells the data from the noise "
-    "perfectly; use more samples, noise closer to the data, or rescale the log-densities "
-    "(the model's, log_noise_data and log_noise_noise)"
+    "perfectly; use more samples, noise closer to the data, or rescale the model's "
+    "log-densities, log_noise_data and log_noise_noise"
 )
 
 

@@ -101,9 +101,15 @@ class Adam:
             g = as_real_array(g, f"grads[{i}]", ndim=p.ndim)
             if g.shape != p.shape:
                 raise ValueError(f"grads[{i}] must have shape {p.shape}; got {g.shape}")
+            # The same operations, in the same order, as m = b1 m + (1 - b1) g,
+            # v = b2 v + (1 - b2) g g and p -= step m / (sqrt(v) + eps), in two scratch arrays.
+            a, c = np.empty_like(p), np.empty_like(p)
             with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
                 m *= self.beta1
-                m += (1.0 - self.beta1) * g
+                m += np.multiply(1.0 - self.beta1, g, out=a)
                 v *= self.beta2
-                v += (1.0 - self.beta2) * g * g
-                p -= step * m / (np.sqrt(v) + eps)
+                np.multiply(1.0 - self.beta2, g, out=a)
+                v += np.multiply(a, g, out=a)
+                np.sqrt(v, out=a)
+                a += eps
+                p -= np.divide(np.multiply(step, m, out=c), a, out=a)

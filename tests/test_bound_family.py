@@ -476,3 +476,52 @@ def test_tuba_tight_with_the_marginal_as_baseline():
     assert abs(v.mean() - info) < 4 * v.std(ddof=1) / math.sqrt(B)
     # the same critic shifted by the baseline is the log ratio: TUBA(a = 1) agrees
     np.testing.assert_allclose(tuba_bound(F - log_py[..., None], 0.0), v, rtol=1e-10)
+
+
+def test_leave_one_out_log_means_against_a_direct_sum():
+    # L[i, j] = log mean_{k != j} e^{F_ik}: every column, including each row's maximum,
+    # against logsumexp over the kept entries; rows whose other entries underflow next to
+    # the maximum (e^-800) take the re-shifted path and stay finite and exact.
+    from scipy.special import logsumexp
+
+    from infonce_lib.bound_family import _loo_log_means
+
+    rng = np.random.default_rng(3)
+    F = rng.normal(scale=5.0, size=(4, 6, 6))
+    F[0, 0] = [0.0, -800.0, -801.0, -900.0, -850.0, -805.0]  # dominant maximum
+    F[1, 2, 3] = 50.0
+    L = _loo_log_means(F)[0]
+    K = F.shape[-1]
+    for b, i, j in np.ndindex(F.shape):
+        kept = np.delete(F[b, i], j)
+        assert L[b, i, j] == pytest.approx(logsumexp(kept) - math.log(K - 1), rel=1e-13, abs=1e-13)
+
+
+def test_optimal_critic_estimates_equal_the_public_bounds():
+    # DV, JS and NWJ share one log-mean inside optimal_critic_estimates, InfoNCE and I_alpha
+    # the row sums of e^R; each must still equal its public function on the same scores.
+    n, K, d, info = 5, 8, 4, 3.0
+    est = optimal_critic_estimates(info, dim=d, batch_size=K, n_batches=n, seed=4)
+    rho = correlated_gaussian_rho(info, d)
+    X, Y = sample_correlated_gaussian(n * K, rho, d, np.random.default_rng(4))
+    R = correlated_gaussian_log_ratio(X.reshape(n, K, d), Y.reshape(n, K, d), rho)
+    np.testing.assert_array_equal(est["dv"], dv_bound(R))
+    np.testing.assert_array_equal(est["js"], js_bound(R))
+    np.testing.assert_array_equal(est["alpha"], interpolated_bound(R, 0.0, 0.01))
+    # InfoNCE from the shared row sums, NWJ at 1 + log r as JS's value: equal to round-off.
+    np.testing.assert_allclose(est["infonce"], infonce_bound(R), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(est["nwj"], nwj_bound(R + 1.0), rtol=1e-13, atol=1e-13)
+
+
+def test_interpolated_bound_and_gradient_ignore_the_memory_layout():
+    # Transposed (non-contiguous) scores give the same values and gradient as a C copy.
+    F = np.random.default_rng(5).normal(scale=4.0, size=(3, 6, 6))
+    T = np.swapaxes(F, -1, -2)
+    C = np.ascontiguousarray(T)
+    np.testing.assert_array_equal(interpolated_bound(T, 0.5, 0.1), interpolated_bound(C, 0.5, 0.1))
+    for scores in (T, C):
+        v, g = bound_and_score_grad(scores, "alpha", log_baseline=0.5, alpha=0.1)
+        np.testing.assert_array_equal(v, interpolated_bound(C, 0.5, 0.1))
+        np.testing.assert_array_equal(
+            g, bound_and_score_grad(C, "alpha", log_baseline=0.5, alpha=0.1)[1]
+        )

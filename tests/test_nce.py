@@ -694,3 +694,80 @@ def test_unknown_method_is_refused_before_fitting(rng):
     model = lambda th, u: (u + th[0], np.ones((u.size, 1)))  # noqa: E731
     with pytest.raises(ValueError, match=r"one of .*trust-krylov.*got 'Nelder-Mead'"):
         fit_nce(model, [0.0], x, y, np.zeros(10), np.zeros(10), method="Nelder-Mead")
+
+
+# ---------------------------------------------------------------- Newton's method in eta
+
+
+def test_newton_fit_of_a_batch_matches_the_generic_optimiser():
+    # fit_gaussian_nce runs damped Newton in the natural parameters; the generic fit_nce
+    # (trust-krylov in theta) must find the same maximiser for every data set of a batch,
+    # including noise far from the data (slow start) and the chunked evaluation of batches.
+    rng = np.random.default_rng(11)
+    cov_n = 4.0 * SIGMA
+    x = rng.multivariate_normal(np.zeros(2), SIGMA, size=(30, 300))
+    y = rng.multivariate_normal(np.zeros(2), cov_n, size=(30, 600))
+    fit = fit_gaussian_nce(x, y, cov_n)
+    assert fit.success and fit.result.nit < 20
+    lam_n = np.linalg.inv(cov_n)
+    th0 = np.tile(gaussian_theta(lam_n, -gaussian_log_partition(lam_n)), (30, 1))
+    ln = multivariate_normal(np.zeros(2), cov_n)
+    generic = fit_nce(gaussian_log_model, th0, x, y, ln.logpdf(x), ln.logpdf(y), nu=2.0)
+    np.testing.assert_allclose(fit.theta, generic.theta, atol=1e-5)
+    np.testing.assert_allclose(fit.objective, generic.objective, atol=1e-10)
+
+
+def test_chunked_evaluation_equals_one_pass(monkeypatch):
+    from infonce_lib import _maximiser
+
+    rng = np.random.default_rng(12)
+    x, y = rng.normal(size=(2, 7, 50, 2))
+    whole = fit_gaussian_nce(x, y, np.eye(2))
+    monkeypatch.setattr(_maximiser, "_CHUNK", 250)  # two problems per chunk, a short last one
+    chunked = fit_gaussian_nce(x, y, np.eye(2))
+    np.testing.assert_allclose(chunked.theta, whole.theta, rtol=0, atol=1e-12)
+
+
+def test_newton_options_are_checked():
+    rng = np.random.default_rng(13)
+    x, y = rng.normal(size=(2, 200, 2))
+    with pytest.raises(ValueError, match="maxiter"):
+        fit_gaussian_nce(x, y, np.eye(2), options={"gtol": 1e-3})
+    with pytest.raises(ValueError, match=r"options\['maxiter'\]"):
+        fit_gaussian_nce(x, y, np.eye(2), options={"maxiter": 0})
+    # One Newton step from the noise is not enough to reach the maximiser's tolerance.
+    with pytest.raises(ValueError, match="no maximiser"):
+        fit_gaussian_nce(x * 2.0, y, np.eye(2), options={"maxiter": 1})
+    assert fit_gaussian_nce(x, y, np.eye(2), options={"maxiter": 50}).success
+
+
+def test_default_start_matches_the_moments_and_changes_nothing():
+    # The default start is the moment-matched (ML) Gaussian; starting from the noise instead
+    # reaches the same maximiser. Singular or non-finite moments fall back to the noise.
+    from infonce_lib.gaussian_nce import _moment_start
+
+    rng = np.random.default_rng(14)
+    cov_n = 16.0 * SIGMA  # noise far from the data: many steps from the noise
+    x = rng.multivariate_normal(np.zeros(2), SIGMA, size=(3, 400))
+    y = rng.multivariate_normal(np.zeros(2), cov_n, size=(3, 400))
+    lam_n = np.linalg.inv(cov_n)
+    theta_n = gaussian_theta(lam_n, -gaussian_log_partition(lam_n))
+    start = _moment_start(x, theta_n)
+    lam_ml, c_ml = fit_gaussian_ml(x)
+    np.testing.assert_allclose(start, gaussian_theta(lam_ml, c_ml), rtol=1e-10)
+    default = fit_gaussian_nce(x, y, cov_n)
+    from_noise = fit_gaussian_nce(x, y, cov_n, theta0=np.tile(theta_n, (3, 1)))
+    assert default.result.nit < from_noise.result.nit
+    np.testing.assert_allclose(default.theta, from_noise.theta, rtol=0, atol=1e-8)
+    singular = np.stack([x[0], np.zeros((400, 2)), np.full((400, 2), 1e200)])
+    np.testing.assert_array_equal(_moment_start(singular, theta_n)[1:], [theta_n, theta_n])
+
+
+def test_newton_report_reads_like_an_optimize_result():
+    rng = np.random.default_rng(15)
+    x, y = rng.normal(size=(2, 300, 2))
+    report = fit_gaussian_nce(x, y, np.eye(2)).result
+    assert report.success and report.nit == report["nit"] >= 1
+    assert report.fun == pytest.approx(-fit_gaussian_nce(x, y, np.eye(2)).objective)
+    with pytest.raises(AttributeError, match="jac"):
+        report.jac  # noqa: B018 - a key the Newton fit does not report
