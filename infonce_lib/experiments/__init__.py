@@ -11,10 +11,10 @@ Every experiment module defines::
     @dataclass(frozen=True)
     class Result: ...              # what run() computes
 
-    def run(config: Config = Config()) -> Result
+    def run(config: Config | None = None) -> Result    # None: Config(), the protocol
     def tables(result: Result) -> str
     def checks(result: Result) -> list[Check]
-    def report(config: Config = Config()) -> Report   # JSON-able results, tables, checks
+    def report(config: Config | None = None) -> Report  # JSON-able results, tables, checks
 
 The mathematics lives in the library's modules; an experiment only chooses the protocol,
 calls them, and states what must hold. Adding an experiment is one new module on this

@@ -18,6 +18,20 @@ def below(v: float, threshold: float) -> str:
     return f"< {threshold:.0e}" if abs(v) < threshold else f"{v:.1e}"
 
 
+def as_config(config, cls, module: str):
+    """``cls()``, the book's protocol, for ``None``; ``config`` if it is a ``cls``; else TypeError.
+
+    The experiments' ``run`` and ``report`` default to ``None`` rather than ``Config()``: a
+    default ``Config()`` would be built, and validated, when the module is imported, which
+    every chapter that imports one experiment would wait for.
+    """
+    if config is None:
+        return cls()
+    if not isinstance(config, cls):
+        raise TypeError(f"config must be a {module}.Config or None; got {type(config).__name__}")
+    return config
+
+
 def read_only(a) -> np.ndarray:
     """A float64 copy of ``a`` that cannot be written to (results are shared by a cache)."""
     a = np.array(a, dtype=np.float64)

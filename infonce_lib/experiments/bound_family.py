@@ -26,6 +26,7 @@ from ..optim import Adam
 from ..report import Check, Report, format_table
 
 __all__ = ["CHAPTER", "NAME", "SUMMARY", "Config", "Result", "checks", "report", "run", "tables"]
+from ._shared import as_config
 
 NAME = "bound-family"
 SUMMARY = "Poole et al.'s staircase: InfoNCE, NWJ, DV, JS and I_alpha trained at batch 64"
@@ -199,7 +200,7 @@ def _train(config: Config, data_seed, critic_seed) -> tuple[np.ndarray, np.ndarr
     return trace, skipped
 
 
-def run(config: Config = Config()) -> Result:
+def run(config: Config | None = None) -> Result:
     """Train the five critics through the staircase and evaluate the optimal critic.
 
     Examples
@@ -208,7 +209,7 @@ def run(config: Config = Config()) -> Result:
     >>> sorted(r.mean), r.trace["nwj"].shape
     (['alpha', 'dv', 'infonce', 'js', 'nwj'], (8,))
     """
-    c = config
+    c = as_config(config, Config, "bound_family")
     data_seed, critic_seed, optimal_seed = np.random.SeedSequence(c.seed).spawn(3)
     trace, skipped = _train(c, data_seed, critic_seed)
     trace = dict(zip(ESTIMATORS, trace, strict=True))
@@ -378,7 +379,7 @@ def _results(result: Result) -> dict:
     }
 
 
-def report(config: Config = Config()) -> Report:
+def report(config: Config | None = None) -> Report:
     """Run the staircase and return its results, tables and checks."""
     result = run(config)
     return Report(results=_results(result), tables=tables(result), checks=checks(result))

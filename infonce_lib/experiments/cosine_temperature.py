@@ -41,7 +41,7 @@ from ..patches import _cosine_table, _level_batch_values, _level_pairs
 from ..report import Check, Report, format_table
 from ..temperature import BETA_BOUNDS
 from . import gaussian_patches
-from ._shared import best_tau_line, cosine_checks, f4, read_only
+from ._shared import as_config, best_tau_line, cosine_checks, f4, read_only
 
 NAME = "cosine-temperature"
 SUMMARY = "the cosine critic's InfoNCE, cap and best temperature at I = 6, K = 256"
@@ -128,21 +128,20 @@ class Result:
     config: Config
 
 
-def run(config: Config = Config()) -> Result:
+def run(config: Config | None = None) -> Result:
     """Run the cosine cell (cached per process: the same ``config`` gives the same object).
 
     Parameters
     ----------
-    config : Config
-        The configuration; the default is the book's protocol.
+    config : Config or None
+        The configuration; ``None`` (the default) is ``Config()``, the book's protocol.
 
     Returns
     -------
     Result
         Shared by every caller with the same configuration; its arrays are read-only.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a cosine_temperature.Config; got {type(config).__name__}")
+    config = as_config(config, Config, "cosine_temperature")
     return _run_cached(config)
 
 
@@ -271,7 +270,7 @@ def checks(r: Result) -> list[Check]:
     return [*out, cap_ok, best_ok, interior_ok, optimal_ok]
 
 
-def report(config: Config = Config()) -> Report:
+def report(config: Config | None = None) -> Report:
     """``python -m infonce_lib reproduce cosine-temperature``: results, table and checks.
 
     Returns

@@ -69,7 +69,7 @@ from ..patches import (
     _sample_covariance,
 )
 from ..report import Check, Report, format_table
-from ._shared import below, best_tau_line, cosine_checks, f4, read_only
+from ._shared import as_config, below, best_tau_line, cosine_checks, f4, read_only
 
 NAME = "gaussian-patches"
 SUMMARY = "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches"
@@ -248,21 +248,20 @@ class Result:
     config: Config
 
 
-def run(config: Config = Config()) -> Result:
+def run(config: Config | None = None) -> Result:
     """Run the experiment (cached per process: the same ``config`` gives the same object).
 
     Parameters
     ----------
-    config : Config
-        The configuration; the default is the book's protocol.
+    config : Config or None
+        The configuration; ``None`` (the default) is ``Config()``, the book's protocol.
 
     Returns
     -------
     Result
         Shared by every caller with the same configuration; its arrays are read-only.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gaussian_patches.Config; got {type(config).__name__}")
+    config = as_config(config, Config, "gaussian_patches")
     return _run_cached(config)
 
 
@@ -536,7 +535,7 @@ def _bound_checks(r: Result) -> list[Check]:
     ]
 
 
-def report(config: Config = Config()) -> Report:
+def report(config: Config | None = None) -> Report:
     """``python -m infonce_lib reproduce gaussian-patches``: results, tables and checks.
 
     Returns

@@ -38,6 +38,7 @@ from ..limits import (
     sample_correlated_gaussian,
 )
 from ..report import Check, Report, format_table
+from ._shared import as_config
 
 NAME = "mcallester-stratos"
 SUMMARY = "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians"
@@ -112,10 +113,9 @@ class Result:
     config: Config
 
 
-def run(config: Config = Config()) -> Result:
+def run(config: Config | None = None) -> Result:
     """Compute the three rows of the table."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a mcallester_stratos.Config; got {type(config).__name__}")
+    config = as_config(config, Config, "mcallester_stratos")
     pub = PUBLISHED_TABLE1
     rows = [_row(config, r_idx, rho) for r_idx, rho in enumerate(pub["rho"])]
     return Result(rows=tuple(rows), ln_batch_size=math.log(pub["batch_size"]), config=config)
@@ -227,7 +227,7 @@ def _doe_check(r_idx: int, row: dict) -> Check:
     return Check(f"rho = {rho}: DoE within 3 SE + 0.1 of I", bool(ok), detail)
 
 
-def report(config: Config = Config()) -> Report:
+def report(config: Config | None = None) -> Report:
     """``python -m infonce_lib reproduce mcallester-stratos``: results, table and checks.
 
     Returns

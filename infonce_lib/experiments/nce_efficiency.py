@@ -39,6 +39,7 @@ from .._validation import as_int, as_positive_scalar, as_sequence
 from ..gaussian_nce import _nce_and_ml, fit_gaussian_ml, gaussian_ml_precision_mse
 from ..nce import mse_ratio
 from ..report import Check, Report, format_table
+from ._shared import as_config
 
 NAME = "nce-efficiency"
 SUMMARY = "MSE(NCE) / MSE(ML) against 1 + 1/nu, with noise equal to the data"
@@ -120,10 +121,9 @@ class Result:
     config: Config
 
 
-def run(config: Config = Config()) -> Result:
+def run(config: Config | None = None) -> Result:
     """Draw the data sets, fit them by ML and, for every :math:`\\nu`, by NCE."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a nce_efficiency.Config; got {type(config).__name__}")
+    config = as_config(config, Config, "nce_efficiency")
     t_d, reps = config.n_data, config.reps
     sigma = np.array(DATA_COVARIANCE)
     lam = np.linalg.inv(sigma)
@@ -199,7 +199,7 @@ def checks(r: Result) -> list[Check]:
     return out
 
 
-def report(config: Config = Config()) -> Report:
+def report(config: Config | None = None) -> Report:
     """``python -m infonce_lib reproduce nce-efficiency``: results, table and checks.
 
     Returns
