@@ -184,7 +184,10 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1, *, chunk_size: int | None = 
     (van den Oord, Li & Vinyals, 2018, eq. 4). Row ``i`` of ``Z1`` is the anchor; its
     candidates are all ``N`` rows of ``Z2``; its positive is row ``i`` of ``Z2``, which is
     in the denominator; nothing is excluded; one direction only (rows of ``Z1`` are the
-    anchors). Each row's largest logit is subtracted before exponentiating.
+    anchors). Each row's largest logit is subtracted before exponentiating. From N = 128,
+    when most logits of the batch lie more than ``40 + log N`` below their row's maximum,
+    those terms are left out: together they add less than ``e^-40`` to a sum that is at
+    least 1, below its rounding in float64.
 
     Parameters
     ----------
@@ -240,43 +243,116 @@ def info_nce_loss(Z1, Z2, temperature: float = 0.1, *, chunk_size: int | None = 
     >>> round(info_nce_loss(np.eye(4), S.T, temperature=0.5, chunk_size=3), 4)
     0.4786
     """
+    if (  # plain float64 arrays and a float temperature: the checks below, done cheaply
+        chunk_size is None
+        and type(Z1) is np.ndarray  # not a subclass (see _validation.check_array_type)
+        and type(Z2) is np.ndarray
+        and Z1.dtype is _F64
+        and Z2.dtype is _F64
+        and Z1.ndim == 2
+        and Z1.shape == Z2.shape
+        and Z1.size
+        and type(temperature) is float
+        and 0.0 < temperature < math.inf
+        and 1.0 / temperature < math.inf
+    ):
+        return _info_nce_loss_dense(Z1, Z2, 1.0 / temperature, Z1, Z2)
     A = _float64_matrix(Z1, "Z1")
     B = _float64_matrix(Z2, "Z2")
     if A.shape != B.shape:
         check_same_shape(A, "Z1", B, "Z2")
     tau = as_positive_scalar(temperature, "temperature")
     inv = _inverse(tau)
+    if chunk_size is None:
+        return _info_nce_loss_dense(A, B, inv, Z1, Z2)
+    chunk = as_int(chunk_size, "chunk_size", minimum=1)
+    A = as_real_array(A, "Z1", ndim=2)  # _float64_matrix skipped the finiteness check
+    B = as_real_array(B, "Z2", ndim=2)
+    log_probs = _streaming_positive_log_probs(
+        A, B, tau, chunk_size=chunk, what=_LOGITS, hint=_SPAN_HINT
+    )
+    return _mean_loss(log_probs)
+
+
+def _info_nce_loss_dense(A: np.ndarray, B: np.ndarray, inv: float, Z1, Z2) -> float:
+    """:func:`info_nce_loss` without ``chunk_size`` on 2-D float64 ``A`` and ``B`` of the same
+    shape that may not be finite (``Z1`` and ``Z2``: the caller's arguments)."""
     n = A.shape[0]
-    if chunk_size is not None:
-        chunk = as_int(chunk_size, "chunk_size", minimum=1)
-        A = as_real_array(A, "Z1", ndim=2)  # the fast path above skipped the finiteness check
-        B = as_real_array(B, "Z2", ndim=2)
-        log_probs = _streaming_positive_log_probs(
-            A, B, tau, chunk_size=chunk, what=_LOGITS, hint=_SPAN_HINT
-        )
-        return _mean_loss(log_probs)
     if n > _DENSE_CHECK_FROM:
         _dense_fits(n, n, "info_nce_loss")
-    # The fast path: finite inputs whose logits cannot overflow. By Cauchy-Schwarz every
-    # logit is at most sqrt(|Z1|^2 |Z2|^2) / temperature in size; the two sums of squares
-    # (np.vdot, one BLAS pass each) are finite exactly when the inputs are (barring entries
-    # above 1e154, which take the checked path). Below 1e300 nothing that follows can
-    # overflow, so no errstate and no finiteness pass over the logits are needed: at small
-    # N the cost is the number of NumPy calls, and these are the fewest that do the work.
-    bound = math.sqrt(np.vdot(A, A)) * math.sqrt(np.vdot(B, B))
+    # By Cauchy-Schwarz every logit is at most |Z1| |Z2| / temperature in size (Frobenius
+    # norms). The two sums of squares (np.vdot, one BLAS pass each) are finite exactly when
+    # the inputs are (barring entries above 1e154, which take the checked path). Below
+    # 1e300 nothing that follows can overflow, so no errstate and no finiteness pass over
+    # the logits are needed.
+    norm_a = math.sqrt(np.vdot(A, A))
+    bound = norm_a * math.sqrt(np.vdot(B, B))
     if not bound * max(1.0, inv) < _SAFE:  # also NaN: a non-finite input
         return _info_nce_loss_checked(Z1, Z2, A, B, inv)
-    # The logits are formed transposed, candidates x anchors (faster reductions, see core).
-    logits_t = B @ A.T
-    logits_t *= inv
-    col_max = logits_t.max(axis=0)
-    log_probs = np.diagonal(logits_t) - col_max  # the positives, minus their column's max
-    logits_t -= col_max
-    if n >= _FLOOR_FROM:  # many arguments below -708 would take exp's slow path
-        np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
-    np.exp(logits_t, out=logits_t)
-    log_probs -= np.log(_ones(n) @ logits_t)  # as core computes them
-    return float(0.0 - log_probs.sum() / n)  # the mean, as _mean_loss; never -0.0
+    return _info_nce_loss_fast(A, B, inv, norm_a)
+
+
+def _info_nce_loss_fast(A: np.ndarray, B: np.ndarray, inv: float, norm_a: float) -> float:
+    """:func:`info_nce_loss` on finite float64 input whose logits are below 1e300 in size.
+
+    The logits are formed transposed, candidates x anchors, so that each anchor's maximum
+    and sum are reductions over axis 0 (vectorised across anchors; the sums by BLAS).
+    ``1 / temperature`` multiplies the smaller of ``Z1`` (N x D) and the logits (N x N);
+    ``Z1`` only when ``1 / temperature >= 1`` (nothing can underflow) and ``norm_a``
+    (the Frobenius norm of ``Z1``) times it stays below 1e300 (nothing can overflow).
+    From N = ``_GATHER_FROM``, when most exponentials are too small to change a sum (see
+    ``_NEGLIGIBLE``), only the others are computed. At small N the cost is the number of
+    NumPy calls, and these are the fewest that do the work.
+    """
+    n, d = A.shape
+    if d < n and inv >= 1.0 and norm_a * inv < _SAFE:
+        logits_t = B @ (A * inv).T
+    else:
+        logits_t = B @ A.T
+        np.multiply(logits_t, inv, logits_t)
+    col_max = np.maximum.reduce(logits_t, 0)
+    if n >= _GATHER_FROM:
+        cut = col_max - (_NEGLIGIBLE + math.log(n))
+        if 2 * np.count_nonzero(logits_t[:_SAMPLE] > cut) <= _SAMPLE * n:  # few terms matter
+            terms = np.log(_gathered_exp_sums(logits_t, col_max, logits_t > cut))
+            np.subtract(terms, logits_t.diagonal() - col_max, terms)
+            return float(np.dot(_ones(n), terms) / n)
+    np.subtract(logits_t, col_max, logits_t)  # each anchor's maximum is now 0
+    if n < _GATHER_FROM:
+        exps = np.maximum(logits_t, _EXP_FLOOR)  # a new array: the diagonal is kept
+        positives = logits_t.diagonal()
+    else:  # no second N x N array
+        positives = logits_t.diagonal().copy()
+        exps = np.maximum(logits_t, _EXP_FLOOR, out=logits_t)
+    np.exp(exps, out=exps)  # the floor keeps exp off its slow path below -708
+    terms = np.log(np.dot(_ones(n), exps))
+    # Each anchor's loss, log(sum) - (positive - max), is >= 0: their mean is never -0.0.
+    np.subtract(terms, positives, terms)
+    return float(np.dot(_ones(n), terms) / n)
+
+
+# Each anchor's sum of exponentials (its maximum shifted to 0) holds exp(0) = 1, so it is
+# >= 1. An argument below -(_NEGLIGIBLE + log N) contributes less than exp(-40) / N, and
+# all of them together less than exp(-40) = 4.2e-18 to a sum >= 1: 26 times less than
+# the rounding of that sum in float64 (its last bit is 2.2e-16), which already limits the
+# loss's accuracy to about 1e-16 in absolute terms. Leaving them out therefore changes
+# nothing that float64 resolves; it also keeps exp off its slow path for arguments below
+# -708, and at tau = 0.1 it usually leaves out most of the N^2 exponentials.
+_NEGLIGIBLE = 40.0
+_GATHER_FROM = 128  # N from which the few terms that matter are gathered, when few do
+_SAMPLE = 32  # rows of the logits (candidates) that decide whether few do
+
+
+def _gathered_exp_sums(logits_t: np.ndarray, col_max: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Each anchor's (column's) sum of ``exp(logit - col_max)`` over the entries ``keep``
+    marks, gathered into a vector (one exp per kept entry); ``logits_t`` is not modified."""
+    n = col_max.shape[0]
+    flat = np.flatnonzero(keep)  # entry (j, i) is j * N + i: anchor i = flat % N
+    anchor = flat % n
+    terms = logits_t.ravel()[flat]
+    terms -= col_max[anchor]
+    np.exp(terms, terms)
+    return np.bincount(anchor, weights=terms, minlength=n)
 
 
 def _info_nce_loss_checked(Z1, Z2, A, B, inv) -> float:
@@ -295,7 +371,6 @@ def _info_nce_loss_checked(Z1, Z2, A, B, inv) -> float:
     return _mean_loss(log_probs)  # finite terms whose sum overflowed: their mean
 
 
-_FLOOR_FROM = 128  # N from which info_nce_loss raises exp's arguments to _EXP_FLOOR
 _ONES: dict[int, np.ndarray] = {}
 
 
@@ -507,7 +582,9 @@ def nt_xent_loss(z1, z2, temperature: float = 0.5, *, chunk_size: int | None = N
     inv = _inverse(tau)
     if chunk is None:
         _dense_fits(2 * n, 2 * n, "nt_xent_loss")
-        logits = _scaled_dot_logits(Z, Z, inv, 1.0, _COSINE_LOGITS)
+        # Z @ Z.T of one array is a BLAS syrk, which the OpenBLAS of NumPy's wheels runs at
+        # less than half the speed of a gemm on a copy (2N x D floats, against 2N x 2N).
+        logits = _scaled_dot_logits(Z, Z.copy(), inv, 1.0, _COSINE_LOGITS)
         log_probs = _positive_log_probs(
             logits, positives, views, overwrite=True, hint=_TINY_TEMPERATURE
         )

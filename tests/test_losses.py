@@ -761,6 +761,79 @@ def test_exp_floor_does_not_change_the_loss():
     assert got == pytest.approx(info_nce_reference(Z1.tolist(), Z2.tolist(), 1.0), rel=1e-14)
 
 
+def _kept_fraction(Z1, Z2, tau):
+    # The share of logits within 40 + log N nats of their anchor's maximum.
+    L = Z1 @ Z2.T / tau
+    return np.mean(L > L.max(axis=1, keepdims=True) - (40 + math.log(len(L))))
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "tau", "sparse"),
+    [
+        (150, 8, 0.05, True),  # most exponentials negligible: only the others are computed
+        (150, 8, 2.0, False),  # most of them matter: every one is computed
+        (130, 200, 0.02, True),  # D > N: 1/tau scales the logits, not Z1
+        (140, 6, 1.5, False),  # 1/tau < 1 scales the logits (scaling Z1 could underflow)
+    ],
+)
+def test_large_batches_agree_with_the_exact_reference(n, d, tau, sparse):
+    rng = np.random.default_rng(n + d)
+    Z1 = rng.normal(size=(n, d))
+    Z2 = Z1 + rng.normal(size=(n, d))
+    assert (_kept_fraction(Z1, Z2, tau) <= 0.5) == sparse  # the path this case exercises
+    want = info_nce_reference(Z1.tolist(), Z2.tolist(), tau)
+    assert info_nce_loss(Z1, Z2, tau) == pytest.approx(want, rel=1e-14)
+    assert info_nce_loss(Z1, Z2, tau, chunk_size=64) == pytest.approx(want, rel=1e-13)
+
+
+def test_skipped_exponentials_cannot_change_a_small_loss():
+    # Each anchor's positive is 20 nats above three negatives and 100 above the rest, which
+    # are skipped (more than 40 + log N below the maximum). The loss, about 3 e^-20, is
+    # computed as log(sum) with sum near 1, so it is accurate to about 1e-16 in absolute
+    # terms; skipping changes it by less than N e^-100.
+    n = 200
+    L = np.full((n, n), -100.0)
+    np.fill_diagonal(L, 0.0)
+    for shift in (1, 2, 3):
+        L[np.arange(n), (np.arange(n) + shift) % n] = -20.0
+    Z1, Z2 = np.eye(n), L.T  # logits Z1 @ Z2.T = L
+    assert _kept_fraction(Z1, Z2, 1.0) < 0.5  # the gathering path
+    got = info_nce_loss(Z1, Z2, 1.0)
+    want = math.log1p(3 * math.exp(-20.0) + (n - 4) * math.exp(-100.0))
+    assert abs(got - want) < 4.5e-16  # two units in the last place of the sum
+
+
+def test_the_cheap_checks_give_the_same_values_and_errors_as_the_full_ones(rng):
+    # Plain float64 arrays and a float temperature take the cheap checks; byte-swapped
+    # float64 (or lists) and a NumPy temperature take the full ones: the same value, bit
+    # for bit, and the same errors.
+    Z1, Z2 = rng.normal(size=(2, 40, 7))
+    fast = info_nce_loss(Z1, Z2, 0.3)
+    assert fast == info_nce_loss(Z1.astype(">f8"), Z2.astype(">f8"), np.float64(0.3))
+    assert fast == info_nce_loss(Z1.tolist(), Z2.tolist(), np.float64(0.3))
+    assert fast == info_nce_loss(Z1[:, ::1], np.asfortranarray(Z2), 0.3)
+    bad_nan = Z2.copy()
+    bad_nan[3, 2] = np.nan
+    cases = [
+        (Z1, bad_nan, 0.3),
+        (Z1, Z2, 0.0),
+        (Z1, Z2, -1.0),
+        (Z1, Z2, math.inf),
+        (Z1, Z2, math.nan),
+        (Z1, Z2, 1e-320),
+        (Z1, Z2[:, :3], 0.3),
+        (Z1[:0], Z2[:0], 0.3),
+        (Z1.ravel(), Z2.ravel(), 0.3),
+        (Z1 * 1e200, Z2 * 1e200, 0.3),
+    ]
+    for a, b, t in cases:
+        with pytest.raises((TypeError, ValueError)) as cheap:
+            info_nce_loss(a, b, t)
+        with pytest.raises((TypeError, ValueError)) as full:
+            info_nce_loss(a.astype(">f8"), b.astype(">f8"), np.float64(t))
+        assert (cheap.type, str(cheap.value)) == (full.type, str(full.value))
+
+
 # ---------------------------------------------------------------- properties (chapter 2)
 
 unit_floats = st.floats(-5, 5, allow_nan=False, allow_infinity=False, width=64)
