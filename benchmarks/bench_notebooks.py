@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-from common import format_rows, row  # noqa: E402
+from common import describe_machine, format_rows, machine_speed, row  # noqa: E402
 
 TARGET_TOTAL_S = 60.0  # all chapter notebooks together in under 60 s
 
@@ -52,7 +52,8 @@ def run(quick: bool = False, repeats: int = 1) -> list[dict]:
             total,
             target=f"< {TARGET_TOTAL_S:.0f} s",
             met=total < TARGET_TOTAL_S,
-            notes="fresh kernel per notebook, one BLAS thread, kernel start and imports included",
+            notes="fresh kernel per notebook, one BLAS thread, kernel start and imports "
+            f"included; {describe_machine(machine_speed())}",
         )
     )
     return rows

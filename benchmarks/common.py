@@ -49,6 +49,43 @@ def median_times(funcs: dict, rounds: int, inner: int = 1, warmup: int = 2) -> d
     return {k: float(np.median(v)) for k, v in samples.items()}
 
 
+def machine_speed(repeats: int = 5) -> dict[str, float]:
+    """Two figures that say how fast this machine is at what the book spends its time on.
+
+    ``dgemm_gflops``: a 1024 x 1024 x 1024 float64 matrix product, one BLAS thread;
+    ``exp_ns``: ``np.exp`` per float64 element over 2**20 arguments in [-50, 0]. Best of
+    ``repeats`` (CPU time). Timings of the chapters and of the experiments scale roughly
+    with these, so a figure measured on another machine can be compared through them.
+    """
+    rng = np.random.default_rng(0)
+    a, b = rng.random((1024, 1024)), rng.random((1024, 1024))
+    c = np.empty_like(a)
+    x = -50.0 * rng.random(1 << 20)
+    y = np.empty_like(x)
+
+    def best(f) -> float:
+        f()
+        times = []
+        for _ in range(repeats):
+            t0 = time.process_time()
+            f()
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    return {
+        "dgemm_gflops": 2 * 1024**3 / best(lambda: np.matmul(a, b, out=c)) / 1e9,
+        "exp_ns": best(lambda: np.exp(x, out=y)) / x.size * 1e9,
+    }
+
+
+def describe_machine(speed: dict[str, float]) -> str:
+    """``machine_speed`` in one line."""
+    return (
+        f"machine: {speed['dgemm_gflops']:.1f} GFLOP/s (float64 matrix product, one thread), "
+        f"np.exp {speed['exp_ns']:.1f} ns per float64 element"
+    )
+
+
 def row(
     benchmark, case, ours, unit="s", peer=None, peer_value=None, target=None, met=None, notes=""
 ):

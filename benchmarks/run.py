@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import format_rows  # noqa: E402
+from common import describe_machine, format_rows, machine_speed  # noqa: E402
 
 MODULES = ["bench_losses", "bench_patches", "bench_notebooks"]
 
@@ -43,6 +43,7 @@ def _context() -> dict:
         "cpus": os.cpu_count(),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "load_average_at_start": load,
+        "machine_speed": machine_speed(),
     }
 
 
@@ -59,6 +60,7 @@ def main(argv=None) -> int:
         rows += module.run(quick=args.quick)
     print()
     print(format_rows(rows))
+    print(describe_machine(context["machine_speed"]))
     print()
     for r in rows:
         if r["notes"]:
