@@ -389,10 +389,12 @@ def fit_gaussian_nce(
 
     .. math::
 
-        \nabla_\eta J = \frac1{T_d} \sum_t (1 - h(x_t))\, s(x_t)
-                       - \frac{\nu}{T_n} \sum_t h(y_t)\, s(y_t), \qquad
-        \nabla^2_\eta J = -\frac1{T_d} \sum_t h(1 - h)\, s s^\top
+        \begin{aligned}
+        \nabla_\eta J &= \frac1{T_d} \sum_t (1 - h(x_t))\, s(x_t)
+                       - \frac{\nu}{T_n} \sum_t h(y_t)\, s(y_t), \\
+        \nabla^2_\eta J &= -\frac1{T_d} \sum_t h(1 - h)\, s s^\top
                          - \frac{\nu}{T_n} \sum_t h(1 - h)\, s s^\top
+        \end{aligned}
 
     (Gutmann & Hyvärinen, 2012, section 2). Damped Newton steps in :math:`\eta` reach
     the maximiser in a few iterations, quadratically near it; the estimate is returned in the
