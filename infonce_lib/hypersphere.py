@@ -490,6 +490,7 @@ def _losses_from_score_table(A, B, tau: float, index: np.ndarray) -> np.ndarray 
         return None
     S -= row_max[:, None]
     E = np.exp(S, out=S)
+    index = index.astype(np.intp, copy=False)  # bincount and take want intp (int32 in Pyodide)
     nb, k = index.shape
     by_counts = 100 * k * k >= n * n  # then n^2 multiply-adds per batch beat k^2 gathers
     chunk = max(1, _MAX_ENTRIES // (n if by_counts else k * k))
