@@ -3,7 +3,8 @@
 The built site is served on 127.0.0.1; every other request is aborted and recorded. Each
 chapter is opened from its page's JupyterLite button, all its cells are run, and the test
 asserts that every code cell ran and that no cell raised, except those tagged
-``raises-exception`` (cells meant to show an error). This needs the local Pyodide bundle
+``raises-exception`` (cells meant to show an error). Two chapters run at a time, each in its
+own tab (one Pyodide kernel per tab). This needs the local Pyodide bundle
 (``make book PYODIDE=local``; the strict build of ``make test`` makes it): the default
 site loads Pyodide from the web, which this test cuts off.
 """
@@ -11,6 +12,7 @@ site loads Pyodide from the web, which this test cuts off.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -25,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 LITE = HTML / "lite"
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-RUN_TIMEOUT_S = 300
+# Per chapter: for its kernel to start, then for its cells to run. A guard against a hang,
+# not a speed test: a chapter takes 0.5 to 2 minutes, longer when the machine is busy.
+RUN_TIMEOUT_S = 600
+# Chapters run at the same time, each in its own tab (see lite_runs): one per core, at most 2.
+PARALLEL = max(1, min(2, len(os.sched_getaffinity(0))))
 
 pytestmark = pytest.mark.site
 
@@ -131,46 +137,90 @@ _CELL_STATE = """() => {
 }"""
 
 
+_KERNEL_IDLE = (
+    "() => { const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " return !!(p && p.sessionContext && p.sessionContext.session"
+    " && p.sessionContext.session.kernel"
+    " && p.sessionContext.session.kernel.status === 'idle'); }"
+)
+
+
+def _unexpected(cell: dict) -> bool:
+    """True for a cell that raised but is not tagged ``raises-exception``."""
+    return bool(cell["errors"]) and "raises-exception" not in cell["tags"]
+
+
+class _Run:
+    """One chapter opened in its own tab and run to the end (or to its deadline)."""
+
+    def __init__(self, context, notebook: Path):
+        self.notebook = notebook
+        self.console_errors: list[str] = []
+        self.state = None
+        self.kernel_ready = False
+        self.first_outside = len(context.outside_requests)
+        self.outside: list[str] = []
+        self.page = context.new_page()
+        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+        url = f"{context.base_url}/lite/notebooks/index.html?path=chapters/{notebook.name}"
+        self.page.goto(url, wait_until="load")
+        self.deadline = time.monotonic() + RUN_TIMEOUT_S  # for the kernel to start
+
+    def poll(self) -> bool:
+        """Advance the run by one look at the page; True once it is finished."""
+        if not self.kernel_ready:
+            if self.page.evaluate(_KERNEL_IDLE):
+                self.kernel_ready = True
+                self.page.evaluate(
+                    "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
+                )
+                self.deadline = time.monotonic() + RUN_TIMEOUT_S  # for the cells to run
+                return False
+            return time.monotonic() > self.deadline
+        self.state = state = self.page.evaluate(_CELL_STATE)
+        done = state and all(c["count"] is not None for c in state["cells"])
+        if done and state["status"] == "idle":
+            return True
+        if state and any(_unexpected(c) for c in state["cells"]):
+            return True  # Run All stops at the first unexpected error
+        return time.monotonic() > self.deadline
+
+
+@pytest.fixture(scope="module")
+def lite_runs(lite_browser) -> dict[str, _Run]:
+    """Every chapter run in JupyterLite, ``PARALLEL`` tabs at a time.
+
+    Each tab's Pyodide kernel is a web worker of its own, so two tabs keep two cores busy and
+    the seven chapters take about half as long as one after the other. Requests to the
+    outside are recorded per run over the time its tab was open (with overlapping runs a
+    request can be counted for both: either way it fails the test).
+    """
+    pending = list(CHAPTERS)
+    active: list[_Run] = []
+    finished: dict[str, _Run] = {}
+    while pending or active:
+        while pending and len(active) < PARALLEL:
+            active.append(_Run(lite_browser, pending.pop(0)))
+        for run in list(active):
+            if run.poll():
+                run.outside = lite_browser.outside_requests[run.first_outside :]
+                run.page.close()
+                active.remove(run)
+                finished[run.notebook.name] = run
+        if active:  # wait in Playwright, which serves the routed requests meanwhile
+            active[0].page.wait_for_timeout(1000)
+    return finished
+
+
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_runs_in_jupyterlite(lite_browser, notebook):
-    page = lite_browser.new_page()
-    console_errors: list[str] = []
-    page.on("pageerror", lambda e: console_errors.append(str(e)))
-    before = len(lite_browser.outside_requests)
-    try:
-        url = f"{lite_browser.base_url}/lite/notebooks/index.html?path=chapters/{notebook.name}"
-        page.goto(url, wait_until="load")
-        page.wait_for_function(
-            "() => { const p = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-            " return p && p.sessionContext && p.sessionContext.session"
-            " && p.sessionContext.session.kernel"
-            " && p.sessionContext.session.kernel.status === 'idle'; }",
-            timeout=RUN_TIMEOUT_S * 1000,
-        )
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        deadline = time.monotonic() + RUN_TIMEOUT_S
-        state = None
-        while time.monotonic() < deadline:
-            state = page.evaluate(_CELL_STATE)
-            done = state and all(c["count"] is not None for c in state["cells"])
-            if done and state["status"] == "idle":
-                break
-            if state and any(
-                c["errors"] and "raises-exception" not in c["tags"] for c in state["cells"]
-            ):
-                break  # Run All stops at the first unexpected error
-            time.sleep(1)
-        assert state is not None, f"{notebook.name}: the notebook did not open"
-        failed = [
-            (c["source"], c["errors"])
-            for c in state["cells"]
-            if c["errors"] and "raises-exception" not in c["tags"]
-        ]
-        assert not failed, f"{notebook.name}: cells raised in JupyterLite: {failed}"
-        not_run = [c["source"] for c in state["cells"] if c["count"] is None]
-        assert not not_run, f"{notebook.name}: cells not run within {RUN_TIMEOUT_S} s: {not_run}"
-        assert not console_errors, f"{notebook.name}: page errors: {console_errors}"
-        outside = lite_browser.outside_requests[before:]
-        assert not outside, f"{notebook.name}: requests to the outside: {outside}"
-    finally:
-        page.close()
+def test_chapter_runs_in_jupyterlite(lite_runs, notebook):
+    run = lite_runs[notebook.name]
+    state = run.state
+    assert run.kernel_ready, f"{notebook.name}: the kernel was not ready within {RUN_TIMEOUT_S} s"
+    assert state is not None, f"{notebook.name}: the notebook did not open"
+    failed = [(c["source"], c["errors"]) for c in state["cells"] if _unexpected(c)]
+    assert not failed, f"{notebook.name}: cells raised in JupyterLite: {failed}"
+    not_run = [c["source"] for c in state["cells"] if c["count"] is None]
+    assert not not_run, f"{notebook.name}: cells not run within {RUN_TIMEOUT_S} s: {not_run}"
+    assert not run.console_errors, f"{notebook.name}: page errors: {run.console_errors}"
+    assert not run.outside, f"{notebook.name}: requests to the outside: {run.outside}"
