@@ -371,6 +371,13 @@ def test_binary_channel_information_limits():
         assert 0 < i < min(math.log(2), 0.5 * math.log1p(1 / s**2))
 
 
+def test_binary_channel_information_never_below_zero():
+    # Above sigma ~ 1e8 the quadrature's rounding left values such as -3.3e-16.
+    for s in np.geomspace(1e6, 1e150, 60):
+        i = binary_channel_information(float(s), 3)
+        assert 0.0 <= i <= 3 * 0.5 / s**2 + 1e-15
+
+
 def test_binary_channel_sampler():
     X, Y = sample_binary_channel(10_000, 0.1, 2, seed=0)
     assert set(np.unique(X)) == {-1.0, 1.0}
