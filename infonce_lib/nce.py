@@ -316,12 +316,15 @@ class NCEFit:
         :math:`J(\\hat\\theta)` of each problem.
     nu : float
         The noise-to-data ratio used.
-    result : scipy.optimize.OptimizeResult
-        The optimiser's report (``success``, ``message``, ``nit``, ``nfev``, ...). For a
-        batch, the independent problems are solved as one separable problem and this is its
-        single report; ``result.fun`` is :math:`-\\sum_b J_b`. (Newton's method of
-        :func:`~infonce_lib.fit_gaussian_nce` reports ``nit``, ``fun``, ``success`` and
-        ``message`` only.)
+    result : scipy.optimize.OptimizeResult or dict
+        The optimiser's report, read by key or by attribute (``result.success``,
+        ``result["nit"]``). :func:`fit_nce` gives SciPy's
+        :class:`~scipy.optimize.OptimizeResult` (``success``, ``message``, ``nit``,
+        ``nfev``, ...); Newton's method of :func:`~infonce_lib.fit_gaussian_nce` gives a
+        ``dict`` with the same attribute access and the keys ``x``, ``fun``, ``success``,
+        ``status``, ``nit`` and ``message``. For a batch, the independent problems are
+        solved as one separable problem and this is its single report; ``result.fun`` is
+        :math:`-\\sum_b J_b`.
 
     Examples
     --------
@@ -339,7 +342,7 @@ class NCEFit:
     theta: np.ndarray
     objective: float | np.ndarray
     nu: float
-    result: OptimizeResult
+    result: OptimizeResult | dict
 
     @property
     def success(self) -> bool:
