@@ -20,8 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.site.browser import find_chromium  # noqa: E402
-from tests.site.conftest import LAUNCH_ARGS  # noqa: E402
+from tests.site.browser import LAUNCH_ARGS, find_chromium  # noqa: E402
 
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'

@@ -12,8 +12,9 @@ Playwright; every request that does not go to 127.0.0.1 is aborted. For each cha
 * no raw MyST is visible (``{eval}``, ``{glue``, ``:::{``), admonitions render as boxes and
   equations are typeset.
 
-Without /usr/bin/chromium or JupyterLab the test is skipped with the reason, except under CI
-(``CI`` set), where a missing piece is an error.
+Without a Chromium (found as the site's browser tests find one, ``tests/site/browser.py``)
+or JupyterLab the test is skipped with the reason, except under CI (``CI`` set), where a
+missing piece is an error.
 """
 
 from __future__ import annotations
@@ -33,33 +34,27 @@ from pathlib import Path
 
 import pytest
 
+from tests.site.browser import LAUNCH_ARGS, find_chromium, in_ci
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 SITE = ROOT / "_build" / "html"
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
 RAW_MYST = re.compile(r"\{eval\}|\{glue|:::\{|```\{")
 
 
 def _missing(reason: str) -> None:
     """Skip with ``reason``; under CI a missing piece fails instead."""
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+    if in_ci(os.environ):
         pytest.fail(f"JupyterLab browser test cannot run in CI: {reason}", pytrace=False)
     pytest.skip(f"JupyterLab browser test SKIPPED: {reason}", allow_module_level=True)
 
 
-if not CHROMIUM.exists():
-    _missing(
-        "/usr/bin/chromium is missing (install Debian's package: `apt-get install -y chromium`)"
-    )
+# The same Chromium as the site's browser tests: INFONCE_CHROMIUM, one on PATH (Debian's
+# package) or the one `playwright install chromium` downloaded.
+_FOUND = find_chromium()
+if _FOUND.path is None:
+    _missing(_FOUND.how)
+CHROMIUM = _FOUND.path
 for _module in ("jupyterlab", "jupyterlab_myst", "playwright"):
     try:
         __import__(_module)

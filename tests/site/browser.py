@@ -26,6 +26,22 @@ HOW_TO_GET_ONE = (
     "(`.venv/bin/python -m playwright install chromium`), or set INFONCE_CHROMIUM to a "
     "Chromium executable"
 )
+# Headless Chromium's flags for every browser test (site, JupyterLite, JupyterLab, PDF).
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    # Several tabs run at once (tests/site/test_lite.py): keep the hidden ones at full speed.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+]
+
 _ASK_PLAYWRIGHT = (
     "from playwright.sync_api import sync_playwright\n"
     "with sync_playwright() as p:\n"

@@ -15,24 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.browser import find_chromium, skip_or_fail
+from tests.site.browser import LAUNCH_ARGS, find_chromium, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    # Several tabs run at once (tests/site/test_lite.py): keep the hidden ones at full speed.
-    "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-renderer-backgrounding",
-]
 
 
 @pytest.fixture(scope="session")
