@@ -569,8 +569,8 @@ def binary_channel_information(sigma: float, dim: int) -> float:
     Returns
     -------
     float
-        The information in nats, in :math:`[0, d \ln 2]` (a rounding error of the
-        quadrature that would leave that range is clipped to it).
+        The information in nats, in :math:`[0, d \ln 2]` (a rounding error that would take
+        it below 0 gives 0).
 
     Raises
     ------
@@ -605,6 +605,6 @@ def binary_channel_information(sigma: float, dim: int) -> float:
     left, _ = scipy.integrate.quad(integrand, -np.inf, -1.0 / s, epsabs=1e-14, epsrel=1e-13)
     right, _ = scipy.integrate.quad(integrand, -1.0 / s, np.inf, epsabs=1e-14, epsrel=1e-13)
     # For large sigma the information (about d / 2 sigma^2) is a difference of two numbers
-    # near ln 2, which rounding can push a few 1e-16 below 0: return it inside its range.
-    per_coordinate = min(max(math.log(2.0) - (left + right), 0.0), math.log(2.0))
-    return d * per_coordinate
+    # near ln 2, which rounding can push a few 1e-16 below 0. (It cannot exceed ln 2: the
+    # integrand is never negative.)
+    return d * max(math.log(2.0) - (left + right), 0.0)

@@ -36,10 +36,6 @@ LAUNCH_ARGS = [
     "--no-first-run",
     "--disable-dev-shm-usage",
     "--disable-quic",
-    # Several tabs run at once (tests/site/test_lite.py): keep the hidden ones at full speed.
-    "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-renderer-backgrounding",
 ]
 
 _ASK_PLAYWRIGHT = (
@@ -99,11 +95,18 @@ def find_chromium(env: Mapping[str, str] | None = None) -> Found:
     return Found(None, f"no Chromium on PATH nor in Playwright's browser folder: {HOW_TO_GET_ONE}")
 
 
-def skip_or_fail(reason: str, env: Mapping[str, str] | None = None) -> None:
-    """Skip the calling test with ``reason``, or fail it when running under CI."""
+def skip_or_fail(
+    reason: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    what: str = "browser test",
+    module: bool = False,
+) -> None:
+    """Skip the calling test (the whole module with ``module=True``) with ``reason``, or
+    fail it when running under CI; ``what`` names the test in the message."""
     import pytest
 
     env = os.environ if env is None else env
     if in_ci(env):
-        pytest.fail(f"browser test cannot run under CI: {reason}", pytrace=False)
-    pytest.skip(f"browser test SKIPPED: {reason}")
+        pytest.fail(f"{what} cannot run under CI: {reason}", pytrace=False)
+    pytest.skip(f"{what} SKIPPED: {reason}", allow_module_level=module)

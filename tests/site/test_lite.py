@@ -3,8 +3,8 @@
 The built site is served on 127.0.0.1; every other request is aborted and recorded. Each
 chapter is opened from its page's JupyterLite button, all its cells are run, and the test
 asserts that every code cell ran and that no cell raised, except those tagged
-``raises-exception`` (cells meant to show an error). Two chapters run at a time, each in its
-own tab (one Pyodide kernel per tab). This needs the local Pyodide bundle
+``raises-exception`` (cells meant to show an error). Up to two chapters run at a time, each in
+its own tab (one Pyodide kernel per tab). This needs the local Pyodide bundle
 (``make book PYODIDE=local``; the strict build of ``make test`` makes it): the default
 site loads Pyodide from the web, which this test cuts off.
 """
@@ -31,7 +31,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 # not a speed test: a chapter takes 0.5 to 2 minutes, longer when the machine is busy.
 RUN_TIMEOUT_S = 600
 # Chapters run at the same time, each in its own tab (see lite_runs): one per core, at most 2.
-PARALLEL = max(1, min(2, len(os.sched_getaffinity(0))))
+PARALLEL = min(2, os.cpu_count() or 1)
 
 pytestmark = pytest.mark.site
 
