@@ -108,7 +108,9 @@ def row(
 def _fmt(value, unit):
     if value is None:
         return "-"
-    if unit == "s":
+    if unit == "s":  # three significant figures or more, so that small times stay readable
+        if value < 1e-3:
+            return f"{value * 1e6:.1f} µs"
         return f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
     return f"{value:.1f} {unit}"
 
