@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.browser import LAUNCH_ARGS, find_chromium, skip_or_fail
+from tests.site.browser import LAUNCH_ARGS, find_chromium, settle, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -205,12 +205,7 @@ OPEN_JS = """async (path) => {
   return {kernel: kernel ? kernel.name : null};
 }"""
 
-# Run All without holding a promise across the call (a long run outlives Playwright's handle).
-RUN_JS = """() => {
-  window.__run = null;
-  window.jupyterapp.commands.execute('notebook:run-all-cells').then(
-    (ok) => { window.__run = {ok}; }, (e) => { window.__run = {error: String(e)}; });
-}"""
+RUN_JS = "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
 
 CLOSE_JS = """async () => {
   const panel = window.__panel;
@@ -245,6 +240,18 @@ STATE_JS = """() => {
           status: panel.sessionContext.kernelDisplayStatus};
 }"""
 
+# True once the application has restored its layout. The predicate hooks the `restored` promise
+# itself (again after a reload), so nothing awaits a promise through Playwright (see `settle`).
+RESTORED_JS = """() => {
+  const app = window.jupyterapp;
+  if (!app || !app.restored) return false;
+  if (!window.__restoredHooked) {
+    window.__restoredHooked = true;
+    app.restored.then(() => { window.__restored = true; });
+  }
+  return window.__restored === true;
+}"""
+
 RENDERED_JS = """() => window.__panel.content.widgets
   .filter((w) => w.model.type === 'markdown')
   .every((w) => w.node.querySelector('.myst, .jp-RenderedMarkdown'))"""
@@ -270,8 +277,7 @@ def app(lab, browser):
     """One JupyterLab page for every notebook (loading the app once)."""
     page = browser.new_page()
     page.goto(f"{lab['url']}/lab?token={lab['token']}")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=90_000)
-    page.evaluate("() => window.jupyterapp.restored")
+    page.wait_for_function(RESTORED_JS, timeout=90_000, polling=100)
     yield page
     page.close()
 
@@ -301,7 +307,7 @@ def _check_prose(rel, source, state, expected, when):
 def test_notebook_reads_like_the_page(lab, browser, app, notebook):
     source = json.loads(notebook.read_text(encoding="utf-8"))
     rel = "fixture.ipynb" if notebook.parent == HERE else notebook.name
-    opened = app.evaluate(OPEN_JS, rel)
+    opened = settle(app, OPEN_JS, rel, what=f"opening {rel}")
     try:
         assert opened["kernel"] == source["metadata"]["kernelspec"]["name"], opened
         _wait_idle(app)
@@ -334,10 +340,7 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
 
         # Run All: no error, and the kernel's values are the stored ones.
         if notebook.stem in _to_run():
-            app.evaluate(RUN_JS)
-            app.wait_for_function("() => window.__run !== null", timeout=600_000, polling=500)
-            run = app.evaluate("() => window.__run")
-            assert "error" not in run, f"{rel}: Run All failed: {run['error']}"
+            settle(app, RUN_JS, timeout_ms=600_000, what=f"{rel}: Run All")
             _wait_idle(app, timeout_ms=300_000)
             after = app.evaluate(STATE_JS)
             for i, cell in enumerate(after["cells"]):
@@ -346,4 +349,4 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
             _check_prose(rel, source, after, expected, "after Run All")
         assert not browser.outside_requests, f"requests left 127.0.0.1: {browser.outside_requests}"
     finally:
-        app.evaluate(CLOSE_JS)
+        settle(app, CLOSE_JS, what=f"closing {rel}")

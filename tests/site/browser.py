@@ -5,6 +5,9 @@ In order: the path in ``INFONCE_CHROMIUM`` (an explicit choice), a ``chromium`` 
 ``python -m playwright install chromium`` downloaded into Playwright's own folder. Nothing is
 downloaded here.
 
+``settle`` runs an asynchronous function in a page and returns what its promise resolves to,
+polling for the outcome rather than awaiting the promise through Playwright (see its docstring).
+
 Where none is found the browser tests are skipped with the reason, except under CI (``CI`` set
 to anything but ``""``, ``0`` or ``false``), where a missing browser is an error: CI must
 prove the site works, not skip it.
@@ -12,6 +15,7 @@ prove the site works, not skip it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -110,3 +114,38 @@ def skip_or_fail(
     if in_ci(env):
         pytest.fail(f"{what} cannot run under CI: {reason}", pytrace=False)
     pytest.skip(f"{what} SKIPPED: {reason}", allow_module_level=module)
+
+
+_SETTLE_KEYS = itertools.count()
+
+
+def settle(page, js: str, arg=None, *, timeout_ms: float = 120_000, what: str = ""):
+    """Call the page function ``js`` (which may return a promise) with ``arg`` and return the
+    value it resolves to; raise ``AssertionError`` with the page's error if it rejects.
+
+    ``page.evaluate`` would await the promise through the DevTools protocol, where Chromium
+    holds it by a weak handle: under load Chromium 150 collected such a promise while it was
+    still pending, and Playwright failed with "Resulting promise was garbage collected". Here
+    the page stores the outcome in a global of its own, and Playwright polls for it, so no
+    promise is held across the protocol. If the page is replaced meanwhile (a reload or a
+    navigation), the outcome is lost and this says so.
+    """
+    key = f"__settle_{next(_SETTLE_KEYS)}"
+    page.evaluate(
+        f"""(arg) => {{
+  window.{key} = null;
+  Promise.resolve()
+    .then(() => ({js})(arg))
+    .then((value) => {{ window.{key} = {{value}}; }},
+          (e) => {{ window.{key} = {{error: String((e && e.stack) || e)}}; }});
+}}""",
+        arg,
+    )
+    page.wait_for_function(f"() => window.{key} !== null", timeout=timeout_ms, polling=100)
+    outcome = page.evaluate(f"() => window.{key}")
+    label = what or js.strip().splitlines()[0][:80]
+    if outcome is None:
+        raise AssertionError(f"{label}: the page was replaced (reloaded?) before it settled")
+    if "error" in outcome:
+        raise AssertionError(f"{label}: rejected in the page: {outcome['error']}")
+    return outcome.get("value")

@@ -171,13 +171,20 @@ class _Run:
         if not self.kernel_ready:
             if self.page.evaluate(_KERNEL_IDLE):
                 self.kernel_ready = True
+                # Started, not awaited: the cells' state is polled below, and a rejected
+                # Run All is kept as a page error (no promise held through Playwright).
                 self.page.evaluate(
-                    "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
+                    "() => { window.jupyterapp.commands.execute('notebook:run-all-cells')"
+                    ".catch((e) => { window.__runAllError = String(e); }); }"
                 )
                 self.deadline = time.monotonic() + RUN_TIMEOUT_S  # for the cells to run
                 return False
             return time.monotonic() > self.deadline
         self.state = state = self.page.evaluate(_CELL_STATE)
+        failed = self.page.evaluate("() => window.__runAllError || null")
+        if failed:
+            self.console_errors.append(f"Run All failed: {failed}")
+            return True
         done = state and all(c["count"] is not None for c in state["cells"])
         if done and state["status"] == "idle":
             return True

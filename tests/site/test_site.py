@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.site.browser import settle
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
@@ -51,7 +53,7 @@ def _open(context, path: Path):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.as_uri(), wait_until="load")
-    page.evaluate("() => (window.MathJax && MathJax.startup && MathJax.startup.promise) || null")
+    settle(page, "() => (window.MathJax && MathJax.startup && MathJax.startup.promise) || null")
     return page, errors
 
 
