@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.site.browser import LAUNCH_ARGS, find_chromium  # noqa: E402
+from tests.site.browser import LAUNCH_ARGS, find_chromium, settle  # noqa: E402
 
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
@@ -65,7 +65,7 @@ def print_pdf(html: Path, pdf: Path, timeout_s: float = 300) -> dict:
             "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
             timeout=timeout_s * 1000,
         )
-        page.evaluate("() => MathJax.startup.promise")
+        settle(page, "() => MathJax.startup.promise", timeout_ms=timeout_s * 1000, what="MathJax")
         page.wait_for_function(
             "() => Array.from(document.images).every(i => i.complete)",
             timeout=timeout_s * 1000,
