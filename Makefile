@@ -148,7 +148,8 @@ pdf: $(TEST_STAMP)
 	rm -rf _build/singlehtml
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
 	$(PY) tools/book_pdf.py _build/singlehtml/book.html _build/pdf/book.pdf
-	if [ -d _build/html ]; then cp _build/pdf/book.pdf _build/html/book.pdf; fi
+	# Without a browser book_pdf.py prints nothing (and says so) outside CI: copy only a PDF.
+	if [ -d _build/html ] && [ -f _build/pdf/book.pdf ]; then cp _build/pdf/book.pdf _build/html/book.pdf; fi
 
 # The PDF's test alone (after `make pdf`).
 pdf-test: $(TEST_STAMP)

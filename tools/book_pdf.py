@@ -8,11 +8,16 @@ The page is opened from disk with every outside request aborted (MathJax and the
 bundled with the build), the script waits until MathJax has typeset every formula and every
 image has loaded, and then prints A4 pages with page numbers. The Chromium is the one the
 browser tests use (``tests/site/browser.py``: Debian's, or Playwright's own).
+
+Where there is no such browser the script behaves as the browser tests do: it says that the
+PDF was SKIPPED and why, removes any PDF left by an earlier run (so that the PDF's test cannot
+read a stale one) and exits 0; under CI (``CI`` set) it exits 1 instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.site.browser import LAUNCH_ARGS, find_chromium, settle  # noqa: E402
+from tests.site.browser import LAUNCH_ARGS, find_chromium, in_ci, settle  # noqa: E402
 
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
@@ -38,12 +43,16 @@ details.above-input, details.below-input { display: none !important; }
 """
 
 
+class NoBrowser(Exception):
+    """No Chromium to print with; the message says where one was looked for."""
+
+
 def print_pdf(html: Path, pdf: Path, timeout_s: float = 300) -> dict:
     from playwright.sync_api import sync_playwright
 
     found = find_chromium()
     if found.path is None:
-        raise SystemExit(f"book_pdf: no browser to print with: {found.how}")
+        raise NoBrowser(found.how)
     pdf.parent.mkdir(parents=True, exist_ok=True)
     outside: list[str] = []
     with sync_playwright() as pw:
@@ -105,7 +114,15 @@ def main(argv=None) -> int:
     if not args.html.exists():
         print(f"book_pdf: {args.html} is missing (run the singlehtml build first)", file=sys.stderr)
         return 2
-    stats = print_pdf(args.html, args.pdf)
+    try:
+        stats = print_pdf(args.html, args.pdf)
+    except NoBrowser as exc:
+        args.pdf.unlink(missing_ok=True)
+        if in_ci(os.environ):
+            print(f"book_pdf: cannot print the PDF under CI: {exc}", file=sys.stderr)
+            return 1
+        print(f"book_pdf: PDF SKIPPED (no browser to print with): {exc}", file=sys.stderr)
+        return 0
     problems = []
     if stats["merror"]:
         problems.append(f"{stats['merror']} MathJax errors")

@@ -97,7 +97,7 @@ def _pytest_site(env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"),
-            *("tests/site/test_site.py", "tests/site/test_lite.py"),
+            *("tests/site/test_site.py", "tests/site/test_lite.py", "tests/site/test_pdf.py"),
         ],
         cwd=ROOT,
         env=env,
@@ -120,3 +120,37 @@ def test_without_a_browser_ci_fails(tmp_path):
     out = result.stdout + result.stderr
     assert result.returncode == 1, out
     assert "browser test cannot run under CI: no Chromium on PATH" in out, out
+
+
+def _book_pdf(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
+    """tools/book_pdf.py, as `make pdf` runs it, on a page of its own; a stale PDF is there."""
+    html = tmp_path / "book.html"
+    html.write_text("<html><body><p>A page.</p></body></html>")
+    pdf = tmp_path / "out" / "book.pdf"
+    pdf.parent.mkdir()
+    pdf.write_bytes(b"%PDF-1.4 stale")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "book_pdf.py"), str(html), str(pdf)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return result, pdf
+
+
+def test_without_a_browser_the_pdf_is_skipped(tmp_path):
+    """`make test` runs `make pdf` before the browser tests: without a browser it must pass
+    too, say why, and leave no stale PDF for tests/site/test_pdf.py to read."""
+    result, pdf = _book_pdf(tmp_path, _no_browser_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "PDF SKIPPED" in result.stderr and "no Chromium on PATH" in result.stderr
+    assert not pdf.exists()
+
+
+def test_without_a_browser_the_pdf_fails_under_ci(tmp_path):
+    result, pdf = _book_pdf(tmp_path, _no_browser_env(tmp_path, CI="true"))
+    assert result.returncode == 1, result.stderr
+    assert "cannot print the PDF under CI: no Chromium on PATH" in result.stderr
+    assert not pdf.exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.browser import skip_or_fail
+from tests.site.browser import find_chromium, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 PDF = ROOT / "_build" / "pdf" / "book.pdf"
@@ -57,7 +57,9 @@ def _code_shown_in_the_book() -> str:
 @pytest.fixture(scope="module")
 def pdf_text() -> str:
     if not PDF.exists():
-        skip_or_fail("the PDF is not built (run `make pdf`)")
+        found = find_chromium()
+        # Without a browser `make pdf` prints nothing (tools/book_pdf.py): give that reason.
+        skip_or_fail(found.how if found.path is None else "the PDF is not built (run `make pdf`)")
     from pypdf import PdfReader
 
     reader = PdfReader(PDF)
