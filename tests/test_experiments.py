@@ -59,6 +59,7 @@ def test_cosine_cell_is_gaussian_patches_digit_for_digit():
     assert (cell.best_tau, cell.best_infonce) == (full.best_tau, full.best_infonce)
     assert cell.best_max_minus_cap == full.best_max_minus_cap
     assert cell.best_max_minus_attainable_cap == full.best_max_minus_attainable_cap
+    assert (cell.best_cap, cell.best_attainable_cap) == (full.best_cap, full.best_attainable_cap)
     assert cell.optimal_critic == full.optimal_critic
     assert cell.sigma == full.sigma[SMALL["levels"].index(SMALL["cosine_level"])]
 

@@ -222,6 +222,8 @@ class Result:
     best_tau, best_beta, best_infonce : float
         The best temperature over beta in ``infonce_lib.temperature.BETA_BOUNDS``, and its
         mean bound.
+    best_cap, best_attainable_cap : float
+        The score-range cap and the attainable cap at the best temperature.
     best_max_minus_cap, best_max_minus_attainable_cap : float
         The largest batch value at the best temperature minus each cap there.
     optimal_critic : float
@@ -261,6 +263,8 @@ class Result:
     best_tau: float
     best_beta: float
     best_infonce: float
+    best_cap: float
+    best_attainable_cap: float
     best_max_minus_cap: float
     best_max_minus_attainable_cap: float
     optimal_critic: float
@@ -319,6 +323,8 @@ def _run_cached(config: Config) -> Result:
         best_tau=cosine["best"].tau,
         best_beta=cosine["best"].beta,
         best_infonce=cosine["best"].infonce,
+        best_cap=cosine_cap(config.cosine_batch_size, cosine["best"].tau),
+        best_attainable_cap=cosine["best_attainable_cap"],
         best_max_minus_cap=cosine["best_max_minus_cap"],
         best_max_minus_attainable_cap=cosine["best_max_minus_attainable_cap"],
         optimal_critic=cosine["optimal"],
@@ -516,8 +522,8 @@ def tables(r: Result) -> str:
             *CAPS_LEGEND,
             t3,
             best_tau_line(r.best_tau, r.best_beta),
-            f"  InfoNCE = {r.best_infonce:.4f}, range cap = {cosine_cap(K, r.best_tau):.4f}, "
-            f"attainable cap = {attainable_cosine_cap(K, r.best_tau):.4f}",
+            f"  InfoNCE = {r.best_infonce:.4f}, range cap = {r.best_cap:.4f}, "
+            f"attainable cap = {r.best_attainable_cap:.4f}",
             f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f}",
         ]
     )
