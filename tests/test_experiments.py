@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from infonce_lib import (
+    attainable_cosine_cap,
     best_temperature,
     cosine_cap,
     cosine_scores,
@@ -31,12 +33,16 @@ SMALL = {
     "cosine_batch_size": 64,
 }
 CONFIG = cosine_temperature.Config(**SMALL)
-ROW_KEYS = {"tau", "infonce", "se", "cap", "max_minus_cap"}
+ROW_KEYS = {
+    "tau", "infonce", "se", "cap", "max_minus_cap", "attainable_cap", "max_minus_attainable_cap",
+}  # fmt: skip
 RESULT_KEYS = {
     "I", "K", "m_pairs", "sigma", "rows", "best_tau", "best_beta", "best_infonce", "best_cap",
-    "best_max_minus_cap", "slope_at_best", "curvature_at_best", "optimal_critic",
-    "optimal_critic_se",
+    "best_max_minus_cap", "best_attainable_cap", "best_max_minus_attainable_cap",
+    "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se",
 }  # fmt: skip
+RANGE_CHECK = "no batch exceeds the score-range cap"
+ATTAINABLE_CHECK = "no batch exceeds the attainable cap"
 
 
 def test_cosine_cell_is_gaussian_patches_digit_for_digit():
@@ -46,8 +52,14 @@ def test_cosine_cell_is_gaussian_patches_digit_for_digit():
     np.testing.assert_array_equal(cell.se, full.cosine_se)
     np.testing.assert_array_equal(cell.cap, full.cosine_cap)
     np.testing.assert_array_equal(cell.max_minus_cap, full.cosine_max_minus_cap)
+    np.testing.assert_array_equal(cell.attainable_cap, full.cosine_attainable_cap)
+    np.testing.assert_array_equal(
+        cell.max_minus_attainable_cap, full.cosine_max_minus_attainable_cap
+    )
     assert (cell.best_tau, cell.best_infonce) == (full.best_tau, full.best_infonce)
     assert cell.best_max_minus_cap == full.best_max_minus_cap
+    assert cell.best_max_minus_attainable_cap == full.best_max_minus_attainable_cap
+    assert (cell.best_cap, cell.best_attainable_cap) == (full.best_cap, full.best_attainable_cap)
     assert cell.optimal_critic == full.optimal_critic
     assert cell.sigma == full.sigma[SMALL["levels"].index(SMALL["cosine_level"])]
 
@@ -61,8 +73,16 @@ def test_cosine_cell_matches_the_public_functions():
         v = infonce_at_beta(S, 1 / tau)
         assert cell.infonce[ti] == pytest.approx(v.mean(), abs=1e-12)
         assert cell.max_minus_cap[ti] == pytest.approx(v.max() - cosine_cap(64, tau), abs=1e-12)
+        att = attainable_cosine_cap(64, tau)
+        assert cell.attainable_cap[ti] == att
+        assert cell.max_minus_attainable_cap[ti] == pytest.approx(v.max() - att, abs=1e-12)
         np.testing.assert_array_equal(cell.batch_values[ti], v)  # the values, bit for bit
     np.testing.assert_array_equal(cell.best_batch_values, infonce_at_beta(S, cell.best_beta))
+    best_att = attainable_cosine_cap(64, cell.best_tau)
+    assert cell.best_attainable_cap == best_att
+    assert cell.best_max_minus_attainable_cap == pytest.approx(
+        cell.best_batch_values.max() - best_att, abs=1e-12
+    )
     best = best_temperature(S)
     assert cell.best_beta == pytest.approx(best.beta, rel=1e-12)
     d = infonce_beta_derivatives(S, best.beta)
@@ -79,9 +99,48 @@ def test_cosine_cell_cached_read_only_and_checked():
     assert all(c.passed for c in checks)
     bad = dataclasses.replace(a, best_max_minus_cap=0.01)
     failed = [c.description for c in cosine_temperature.checks(bad) if not c.passed]
-    assert len(failed) == 1 and "no batch exceeds the cap" in failed[0]
+    assert len(failed) == 1 and RANGE_CHECK in failed[0]
     with pytest.raises(ValueError, match="cosine_batch_size must be one of"):
         cosine_temperature.Config(**{**SMALL, "cosine_batch_size": 32})
+
+
+def _failed(checks) -> list[str]:
+    return [c.description for c in checks if not c.passed]
+
+
+@pytest.mark.parametrize("experiment", [cosine_temperature, gaussian_patches])
+def test_both_caps_are_checked_and_each_check_can_fail(experiment):
+    r = experiment.run(experiment.Config(**SMALL))
+    assert _failed(experiment.checks(r)) == []
+    prefix = "" if experiment is cosine_temperature else "cosine_"
+    table = prefix + "max_minus_attainable_cap"
+    tol = gaussian_patches.ATTAINABLE_CAP_TOL
+    # A batch above the attainable cap (but below the score-range cap) fails only that check,
+    # at the best temperature or at one of the table's; round-off within the allowance passes.
+    for change in (
+        {"best_max_minus_attainable_cap": 2 * tol},
+        {table: np.append(getattr(r, table)[:-1], 2 * tol)},
+    ):
+        failed = _failed(experiment.checks(dataclasses.replace(r, **change)))
+        assert len(failed) == 1 and ATTAINABLE_CHECK in failed[0], failed
+    within = dataclasses.replace(r, best_max_minus_attainable_cap=tol / 2)
+    assert _failed(experiment.checks(within)) == []
+    # Above the score-range cap is above the attainable cap too: both checks fail.
+    both = dataclasses.replace(r, best_max_minus_cap=0.01, best_max_minus_attainable_cap=0.5)
+    failed = _failed(experiment.checks(both))
+    assert len(failed) == 2 and RANGE_CHECK in failed[0] and ATTAINABLE_CHECK in failed[1]
+
+
+@pytest.mark.parametrize("experiment", [cosine_temperature, gaussian_patches])
+def test_the_cosine_table_names_both_caps(experiment):
+    text = experiment.tables(experiment.run(experiment.Config(**SMALL)))
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("tau"))
+    assert re.split(r"\s{2,}", header.strip()) == [
+        "tau", "InfoNCE", "SE", "range cap", "attainable", "max - range", "max - attainable",
+    ]  # fmt: skip
+    assert all(line in text for line in gaussian_patches.CAPS_LEGEND)
+    assert "range cap = " in text and "attainable cap = " in text  # the best tau's line
+    assert max(len(line) for line in text.splitlines()) <= 90
 
 
 def test_cosine_json_schema_on_a_small_run():
@@ -126,3 +185,6 @@ def test_full_command_prints_the_chapters_table(tmp_path):
     ]  # fmt: skip
     assert round(res["best_infonce"], 4) == 4.5045 and round(res["optimal_critic"], 4) == 4.6416
     assert all(row["max_minus_cap"] <= 0 for row in res["rows"])
+    assert all(row["max_minus_attainable_cap"] <= 0 for row in res["rows"])
+    assert res["best_max_minus_attainable_cap"] <= 0
+    assert "range cap" in done.stdout and "max - attainable" in done.stdout

@@ -3,8 +3,10 @@ r"""Chapter 6's experiment: the cosine critic's InfoNCE, its cap and the best te
 The cosine cell of :mod:`.gaussian_patches`, alone, with the same code on the same pairs:
 the level ``cosine_level`` drawn by :func:`~infonce_lib.patch_level_pairs`; for each
 :math:`\tau` the batch values of :func:`~infonce_lib.infonce_at_beta` at
-:math:`\beta = 1/\tau` on the cosines of the raw patches (mean, SE, and the largest minus
-:func:`~infonce_lib.cosine_cap`); the best temperature by Newton's method on the concave
+:math:`\beta = 1/\tau` on the cosines of the raw patches (mean, SE, the score-range cap
+:func:`~infonce_lib.cosine_cap` and the attainable cap of unit-norm embeddings
+:func:`~infonce_lib.attainable_cosine_cap`, and the largest batch value minus each); the best
+temperature by Newton's method on the concave
 bound over :math:`\beta` in ``infonce_lib.temperature.BETA_BOUNDS``
 (:func:`~infonce_lib.best_temperature`), with the slope and curvature there
 (:func:`~infonce_lib.infonce_beta_derivatives`); and the optimal critic
@@ -38,18 +40,18 @@ from ..bounds import mean_and_se
 from ..caps import cosine_cap
 from ..gaussian import _log_p_y, gaussian_field
 from ..patches import _cosine_table, _level_batch_values, _level_pairs
-from ..report import Check, Report, format_table
+from ..report import Check, Report
 from ..temperature import BETA_BOUNDS
 from . import gaussian_patches
 from ._shared import as_config, best_tau_line, cosine_checks, f4, read_only
 
 NAME = "cosine-temperature"
-SUMMARY = "the cosine critic's InfoNCE, cap and best temperature at I = 6, K = 256"
+SUMMARY = "the cosine critic's InfoNCE, its two caps and the best temperature at I = 6, K = 256"
 CHAPTER = "chapter 6"
 
-#: Values of the cap at K = 256, rounded to three decimals, that the chapter's text quotes
-#: (tau = 0.1, 0.2, 0.5, 1); the experiment checks that :func:`~infonce_lib.cosine_cap`
-#: reproduces them.
+#: Values of the score-range cap at K = 256, rounded to three decimals, that the chapter's
+#: text quotes (tau = 0.1, 0.2, 0.5, 1); the experiment checks that
+#: :func:`~infonce_lib.cosine_cap` reproduces them.
 QUOTED_CAPS_256 = {0.1: 5.545, 0.2: 5.534, 0.5: 3.810, 1.0: 1.975}
 
 #: The slope threshold of the interior-maximum check: |dI/dbeta| below it counts as zero.
@@ -84,17 +86,23 @@ class Result:
         The level's seed (its index in ``config.levels``).
     taus : tuple of float
         The temperatures of the table.
-    infonce, se, cap, max_minus_cap : numpy.ndarray, shape (T,)
-        Mean and SE over batches of InfoNCE for the critic ``cos / tau``; the cap
-        :func:`~infonce_lib.cosine_cap`; the largest batch value minus the cap.
+    infonce, se : numpy.ndarray, shape (T,)
+        Mean and SE over batches of InfoNCE for the critic ``cos / tau``.
+    cap, max_minus_cap : numpy.ndarray, shape (T,)
+        The score-range cap :func:`~infonce_lib.cosine_cap`; the largest batch value minus it.
+    attainable_cap, max_minus_attainable_cap : numpy.ndarray, shape (T,)
+        The attainable cap of unit-norm embeddings :func:`~infonce_lib.attainable_cosine_cap`;
+        the largest batch value minus it.
     batch_values : numpy.ndarray, shape (T, M // K)
         The batch values themselves, one row per temperature of the table (those of
         :func:`~infonce_lib.infonce_at_beta`, bit for bit).
     best_batch_values : numpy.ndarray, shape (M // K,)
         The batch values at the best temperature.
-    best_tau, best_beta, best_infonce, best_cap, best_max_minus_cap : float
-        The best temperature over :math:`\\beta` in ``BETA_BOUNDS``, its mean bound, its cap
-        and its largest batch value minus the cap.
+    best_tau, best_beta, best_infonce : float
+        The best temperature over :math:`\\beta` in ``BETA_BOUNDS`` and its mean bound.
+    best_cap, best_max_minus_cap, best_attainable_cap, best_max_minus_attainable_cap : float
+        At the best temperature: the score-range cap, the largest batch value minus it, the
+        attainable cap, and the largest batch value minus that.
     slope_at_best, curvature_at_best : float
         Mean over batches of :math:`\\mathrm{d}I_{\\mathrm{NCE}}/\\mathrm{d}\\beta` and
         :math:`\\mathrm{d}^2 I_{\\mathrm{NCE}}/\\mathrm{d}\\beta^2` at :math:`\\beta^\\star`.
@@ -114,6 +122,8 @@ class Result:
     se: np.ndarray
     cap: np.ndarray
     max_minus_cap: np.ndarray
+    attainable_cap: np.ndarray
+    max_minus_attainable_cap: np.ndarray
     batch_values: np.ndarray
     best_batch_values: np.ndarray
     best_tau: float
@@ -121,6 +131,8 @@ class Result:
     best_infonce: float
     best_cap: float
     best_max_minus_cap: float
+    best_attainable_cap: float
+    best_max_minus_attainable_cap: float
     slope_at_best: float
     curvature_at_best: float
     optimal_critic: float
@@ -156,6 +168,7 @@ def _run_cached(config: Config) -> Result:
     del log_py
     table = _cosine_table(x, y, K, config.taus)
     del x, y
+    table.update(gaussian_patches.attainable_columns(table, K, config.taus))
     best = table["best"]
     # Remembered by the objective from the table and the search: no score is recomputed.
     objective = table.pop("objective")
@@ -172,6 +185,8 @@ def _run_cached(config: Config) -> Result:
         se=read_only(table["se"]),
         cap=read_only(table["cap"]),
         max_minus_cap=read_only(table["max_minus_cap"]),
+        attainable_cap=read_only(table["attainable_cap"]),
+        max_minus_attainable_cap=read_only(table["max_minus_attainable_cap"]),
         batch_values=read_only(batch_values),
         best_batch_values=read_only(best_values),
         best_tau=best.tau,
@@ -179,6 +194,8 @@ def _run_cached(config: Config) -> Result:
         best_infonce=best.infonce,
         best_cap=cosine_cap(K, best.tau),
         best_max_minus_cap=table["best_max_minus_cap"],
+        best_attainable_cap=table["best_attainable_cap"],
+        best_max_minus_attainable_cap=table["best_max_minus_attainable_cap"],
         slope_at_best=float(slope.mean()),
         curvature_at_best=float(curvature.mean()),
         optimal_critic=optimal[0],
@@ -196,12 +213,15 @@ def _results(r: Result) -> dict:
             "se": float(r.se[ti]),
             "cap": float(r.cap[ti]),
             "max_minus_cap": float(r.max_minus_cap[ti]),
+            "attainable_cap": float(r.attainable_cap[ti]),
+            "max_minus_attainable_cap": float(r.max_minus_attainable_cap[ti]),
         }
         for ti, t in enumerate(r.taus)
     ]
     scalars = (
         "sigma", "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
-        "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se",
+        "best_attainable_cap", "best_max_minus_attainable_cap", "slope_at_best",
+        "curvature_at_best", "optimal_critic", "optimal_critic_se",
     )  # fmt: skip
     out = {"I": float(r.level), "K": int(r.batch_size), "m_pairs": int(r.m_pairs)}
     out.update({"sigma": float(r.sigma), "rows": rows})
@@ -216,14 +236,10 @@ def _slope(v: float) -> str:
 
 def tables(r: Result) -> str:
     """The chapter's table as text (4 decimals)."""
-    table = format_table(
-        ["tau", "InfoNCE", "SE", "cap", "max batch - cap"],
-        [
-            [t, r.infonce[ti], r.se[ti], r.cap[ti], f4(r.max_minus_cap[ti])]
-            for ti, t in enumerate(r.taus)
-        ],
-        ["g", ".4f", ".4f", ".4f", ""],
-    )
+    table = gaussian_patches.cosine_table(
+        r.taus, r.infonce, r.se, r.cap, r.attainable_cap, r.max_minus_cap,
+        r.max_minus_attainable_cap,
+    )  # fmt: skip
     side = r.config.side
     return "\n".join(
         [
@@ -231,10 +247,13 @@ def tables(r: Result) -> str:
             f"I = {r.level:g} nats, K = {r.batch_size},",
             f"M = {r.m_pairs} pairs ({r.m_pairs // r.batch_size} batches), "
             f"sigma = {r.sigma:.4f}, seed = {r.seed} (the level's index)",
+            *gaussian_patches.CAPS_LEGEND,
             table,
             best_tau_line(r.best_tau, r.best_beta),
-            f"  InfoNCE = {r.best_infonce:.4f}, cap = {r.best_cap:.4f}, "
-            f"max batch - cap = {f4(r.best_max_minus_cap)}",
+            f"  InfoNCE = {r.best_infonce:.4f}, range cap = {r.best_cap:.4f}, "
+            f"attainable cap = {r.best_attainable_cap:.4f}",
+            f"  max - range cap = {f4(r.best_max_minus_cap)}, "
+            f"max - attainable cap = {f4(r.best_max_minus_attainable_cap)}",
             f"  slope {_slope(r.slope_at_best)}, curvature d2I/dbeta2 = {r.curvature_at_best:.2e}",
             f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f} "
             f"(SE {r.optimal_critic_se:.4f})",
@@ -249,15 +268,20 @@ def checks(r: Result) -> list[Check]:
         got = {t: round(cosine_cap(256, t), 3) for t in QUOTED_CAPS_256}
         out.append(
             Check(
-                "the cap at K = 256 rounds to the quoted 5.545, 5.534, 3.810, 1.975 at "
+                "the score-range cap at K = 256 rounds to the quoted 5.545, 5.534, 3.810, 1.975 at "
                 "tau = 0.1, 0.2, 0.5, 1",
                 got == QUOTED_CAPS_256,
                 ", ".join(f"tau={t:g}: {v:.3f}" for t, v in got.items()),
             )
         )
-    cap_ok, best_ok, optimal_ok = cosine_checks(
+    # The caps are checked by gaussian_patches.cap_checks, which names both.
+    _, best_ok, optimal_ok = cosine_checks(
         r.max_minus_cap, r.best_max_minus_cap, r.infonce, r.best_infonce, r.optimal_critic
     )
+    caps = gaussian_patches.cap_checks(
+        r.max_minus_cap, r.best_max_minus_cap, r.max_minus_attainable_cap,
+        r.best_max_minus_attainable_cap,
+    )  # fmt: skip
     lo, hi = BETA_BOUNDS
     interior = lo * 1.01 < r.best_beta < hi / 1.01
     interior_ok = Check(
@@ -267,7 +291,7 @@ def checks(r: Result) -> list[Check]:
         f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
         f"curvature {r.curvature_at_best:.2e}",
     )
-    return [*out, cap_ok, best_ok, interior_ok, optimal_ok]
+    return [*out, *caps, best_ok, interior_ok, optimal_ok]
 
 
 def report(config: Config | None = None) -> Report:
@@ -279,9 +303,14 @@ def report(config: Config | None = None) -> Report:
         ``results``::
 
             {"I", "K", "m_pairs", "sigma",
-             "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap"}, ...],
+             "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap", "attainable_cap",
+                       "max_minus_attainable_cap"}, ...],
              "best_tau", "best_beta", "best_infonce", "best_cap", "best_max_minus_cap",
+             "best_attainable_cap", "best_max_minus_attainable_cap",
              "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se"}
+
+        with ``cap`` the score-range cap and ``attainable_cap`` the attainable cap of
+        unit-norm embeddings; ``max_minus_*`` is the largest batch value minus the cap.
     """
     r = run(config)
     return Report(results=_results(r), tables=tables(r), checks=checks(r))

@@ -16,7 +16,11 @@ with :math:`F_{ij} = \log p(y_i \mid x_j)` (Poole et al., 2019: InfoNCE and leav
 same with
 :math:`\log p(y \mid x)/p(y)` and with the softmax over :math:`y`; their means and standard
 errors (:func:`~infonce_lib.mean_and_se`). Then the cosine table at ``cosine_level``,
-``cosine_batch_size`` (chapter 6 shows it alone: :mod:`.cosine_temperature`).
+``cosine_batch_size`` (chapter 6 shows it alone: :mod:`.cosine_temperature`), with two caps
+beside each temperature: the score-range cap :func:`~infonce_lib.cosine_cap`, which no score
+matrix with entries in :math:`[-1, 1]` can pass, and the attainable cap
+:func:`~infonce_lib.attainable_cosine_cap`, which no batch of unit-norm embeddings can pass
+(the sharper of the two: the cosines of the patches are those of unit vectors).
 
 The numbers equal those of :func:`~infonce_lib.infonce_bound` and
 :func:`~infonce_lib.leave_one_out_bound` on :func:`~infonce_lib.optimal_critic_scores`
@@ -47,7 +51,7 @@ import numpy as np
 
 from .._validation import as_int, as_positive_scalar, as_sequence
 from ..bounds import mean_and_se
-from ..caps import cosine_cap
+from ..caps import attainable_cosine_cap, cosine_cap
 from ..gaussian import (
     _log_p_y,
     _log_p_y_given_x,
@@ -70,6 +74,11 @@ from ..patches import (
 )
 from ..report import Check, Report, format_table
 from ._shared import as_config, below, best_tau_line, cosine_checks, f4, read_only
+
+#: Round-off allowed when a computed batch value is compared with the attainable cap: the
+#: cap is an exact bound, and the batch values of the cosine table stay far below it.
+ATTAINABLE_CAP_TOL = 1e-12
+_ATTAINABLE_CAP_TOL_TEXT = f"1e{round(math.log10(ATTAINABLE_CAP_TOL))}"  # "1e-12"
 
 NAME = "gaussian-patches"
 SUMMARY = "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches"
@@ -202,12 +211,21 @@ class Result:
         The cell of the cosine table.
     taus : tuple of float
         Temperatures of the cosine table.
-    cosine_infonce, cosine_se, cosine_cap, cosine_max_minus_cap : numpy.ndarray, shape (T,)
-        Mean and SE of InfoNCE for the critic ``cos / tau``, the cap, and the largest batch
-        value minus the cap.
-    best_tau, best_beta, best_infonce, best_max_minus_cap : float
-        The best temperature over beta in ``infonce_lib.temperature.BETA_BOUNDS``, its mean
-        bound, and its largest batch value minus its cap.
+    cosine_infonce, cosine_se : numpy.ndarray, shape (T,)
+        Mean and SE of InfoNCE for the critic ``cos / tau``.
+    cosine_cap, cosine_max_minus_cap : numpy.ndarray, shape (T,)
+        The score-range cap :func:`~infonce_lib.cosine_cap`, and the largest batch value
+        minus it.
+    cosine_attainable_cap, cosine_max_minus_attainable_cap : numpy.ndarray, shape (T,)
+        The attainable cap of unit-norm embeddings
+        :func:`~infonce_lib.attainable_cosine_cap`, and the largest batch value minus it.
+    best_tau, best_beta, best_infonce : float
+        The best temperature over beta in ``infonce_lib.temperature.BETA_BOUNDS``, and its
+        mean bound.
+    best_cap, best_attainable_cap : float
+        The score-range cap and the attainable cap at the best temperature.
+    best_max_minus_cap, best_max_minus_attainable_cap : float
+        The largest batch value at the best temperature minus each cap there.
     optimal_critic : float
         Mean InfoNCE of :math:`\\log p(y|x)` in the same cell.
     config : Config
@@ -240,10 +258,15 @@ class Result:
     cosine_se: np.ndarray
     cosine_cap: np.ndarray
     cosine_max_minus_cap: np.ndarray
+    cosine_attainable_cap: np.ndarray
+    cosine_max_minus_attainable_cap: np.ndarray
     best_tau: float
     best_beta: float
     best_infonce: float
+    best_cap: float
+    best_attainable_cap: float
     best_max_minus_cap: float
+    best_max_minus_attainable_cap: float
     optimal_critic: float
     config: Config
 
@@ -279,7 +302,8 @@ def _run_cached(config: Config) -> Result:
             cosine = _cosine_table(x, y, config.cosine_batch_size, config.taus)
             cosine["optimal"] = float(cells["nce"][li, config.batch_sizes.index(
                 config.cosine_batch_size)])  # fmt: skip
-            cosine.pop("objective")  # the cosine-temperature experiment's checks need it
+            cosine.update(attainable_columns(cosine, config.cosine_batch_size, config.taus))
+            cosine.pop("objective")  # the cosine-temperature experiment needs it too
         del x, y
     return Result(
         levels=config.levels,
@@ -294,13 +318,61 @@ def _run_cached(config: Config) -> Result:
         cosine_se=read_only(cosine["se"]),
         cosine_cap=read_only(cosine["cap"]),
         cosine_max_minus_cap=read_only(cosine["max_minus_cap"]),
+        cosine_attainable_cap=read_only(cosine["attainable_cap"]),
+        cosine_max_minus_attainable_cap=read_only(cosine["max_minus_attainable_cap"]),
         best_tau=cosine["best"].tau,
         best_beta=cosine["best"].beta,
         best_infonce=cosine["best"].infonce,
+        best_cap=cosine_cap(config.cosine_batch_size, cosine["best"].tau),
+        best_attainable_cap=cosine["best_attainable_cap"],
         best_max_minus_cap=cosine["best_max_minus_cap"],
+        best_max_minus_attainable_cap=cosine["best_max_minus_attainable_cap"],
         optimal_critic=cosine["optimal"],
         config=config,
     )
+
+
+def attainable_columns(cosine: dict, K: int, taus: tuple) -> dict:
+    """The attainable cap at each temperature and the largest batch value minus it.
+
+    ``cosine`` is the cosine table (``infonce_lib.patches._cosine_table``); its objective
+    remembers the batch values of the table and of the best temperature, so nothing is
+    recomputed. Shared with :mod:`.cosine_temperature`.
+    """
+    objective, best = cosine["objective"], cosine["best"]
+    tops = objective.batch_values_many([1.0 / tau for tau in taus]).max(axis=1)
+    att = attainable_cosine_cap(K, np.asarray(taus, dtype=float))
+    best_top = float(objective.batch_values(best.beta).max())
+    return {
+        "attainable_cap": att,
+        "max_minus_attainable_cap": tops - att,
+        "best_attainable_cap": attainable_cosine_cap(K, best.tau),
+        "best_max_minus_attainable_cap": best_top - attainable_cosine_cap(K, best.tau),
+    }
+
+
+def cap_checks(max_minus_cap, best_max_minus_cap, max_minus_att, best_max_minus_att) -> list:
+    """No batch of the cosine table exceeds either cap, at any temperature or the best.
+
+    The score-range cap holds for any scores in [-1, 1], so exactly; the attainable cap of
+    unit-norm embeddings holds too, up to ``ATTAINABLE_CAP_TOL`` of round-off. Shared with
+    :mod:`.cosine_temperature`.
+    """
+    excess = max(float(np.max(max_minus_cap)), best_max_minus_cap)
+    excess_att = max(float(np.max(max_minus_att)), best_max_minus_att)
+    return [
+        Check(
+            "cosine critic: no batch exceeds the score-range cap, at any tau or the best",
+            excess <= 0.0,
+            f"largest batch value - range cap {f4(excess)}",
+        ),
+        Check(
+            "cosine critic: no batch exceeds the attainable cap of unit-norm embeddings "
+            f"(round-off {_ATTAINABLE_CAP_TOL_TEXT}), at any tau or the best",
+            excess_att <= ATTAINABLE_CAP_TOL,
+            f"largest batch value - attainable cap {f4(excess_att)}",
+        ),
+    ]
 
 
 _LEVEL_FIELDS = (
@@ -370,7 +442,7 @@ def _results(r: Result) -> dict:
             "tau": float(t),
             "infonce": float(r.cosine_infonce[ti]),
             "se": float(r.cosine_se[ti]),
-            "cap": float(r.cosine_cap[ti]),
+            "cap": float(r.cosine_cap[ti]),  # the score-range cap
         }
         for ti, t in enumerate(r.taus)
     ]
@@ -383,6 +455,28 @@ def _results(r: Result) -> dict:
         "optimal_critic": float(r.optimal_critic),
     }
     return {"levels": levels, "bounds": bounds, "cosine": cosine}
+
+
+#: The lines under the title of a cosine table that say what its two caps are.
+CAPS_LEGEND = (
+    "range cap = log K - log(1 + (K-1) e^(-2/tau)), which no scores in [-1, 1] pass;",
+    "attainable = log K - log(1 + (K-1) e^(-K/((K-1) tau))), which no unit-norm",
+    "embeddings pass (a regular simplex reaches it); max = the largest batch value",
+)
+
+
+def cosine_table(taus, infonce, se, cap, att, max_minus_cap, max_minus_att) -> str:
+    """The cosine table: one row per temperature, both caps and the largest batch value
+    against each (shared with :mod:`.cosine_temperature`)."""
+    return format_table(
+        ["tau", "InfoNCE", "SE", "range cap", "attainable", "max - range", "max - attainable"],
+        [
+            [t, infonce[ti], se[ti], cap[ti], att[ti], f4(max_minus_cap[ti]),
+             f4(max_minus_att[ti])]
+            for ti, t in enumerate(taus)
+        ],
+        ["g", ".4f", ".4f", ".4f", ".4f", "", ""],
+    )  # fmt: skip
 
 
 def tables(r: Result) -> str:
@@ -406,14 +500,9 @@ def tables(r: Result) -> str:
         ],
         ["g", "d", ".4f", ".4f", ".4f", ".4f", ".4f"],
     )  # fmt: skip
-    t3 = format_table(
-        ["tau", "InfoNCE", "SE", "cap", "max batch - cap"],
-        [
-            [t, r.cosine_infonce[ti], r.cosine_se[ti], r.cosine_cap[ti],
-             f4(r.cosine_max_minus_cap[ti])]
-            for ti, t in enumerate(r.taus)
-        ],
-        ["g", ".4f", ".4f", ".4f", ""],
+    t3 = cosine_table(
+        r.taus, r.cosine_infonce, r.cosine_se, r.cosine_cap, r.cosine_attainable_cap,
+        r.cosine_max_minus_cap, r.cosine_max_minus_attainable_cap,
     )  # fmt: skip
     K = r.cosine_batch_size
     side = r.config.side
@@ -430,9 +519,11 @@ def tables(r: Result) -> str:
             t2,
             "",
             f"Table 3. Cosine critic cos(x, y)/tau at I = {r.cosine_level:g}, K = {K}",
+            *CAPS_LEGEND,
             t3,
             best_tau_line(r.best_tau, r.best_beta),
-            f"  InfoNCE = {r.best_infonce:.4f}, cap = {cosine_cap(K, r.best_tau):.4f}",
+            f"  InfoNCE = {r.best_infonce:.4f}, range cap = {r.best_cap:.4f}, "
+            f"attainable cap = {r.best_attainable_cap:.4f}",
             f"optimal critic log p(y|x) at the same K: InfoNCE = {r.optimal_critic:.4f}",
         ]
     )
@@ -440,14 +531,17 @@ def tables(r: Result) -> str:
 
 def checks(r: Result) -> list[Check]:
     """The summary checks of chapter 3 (and the cosine table's)."""
-    return [
-        *_data_checks(r),
-        *_bound_checks(r),
-        *cosine_checks(
-            r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_infonce, r.best_infonce,
-            r.optimal_critic,
-        ),
-    ]  # fmt: skip
+    # The caps are checked by cap_checks, which names both; cosine_checks' own cap check
+    # (the score-range cap alone) is left out.
+    _, best_ok, optimal_ok = cosine_checks(
+        r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_infonce, r.best_infonce,
+        r.optimal_critic,
+    )  # fmt: skip
+    caps = cap_checks(
+        r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_max_minus_attainable_cap,
+        r.best_max_minus_attainable_cap,
+    )  # fmt: skip
+    return [*_data_checks(r), *_bound_checks(r), *caps, best_ok, optimal_ok]
 
 
 def _data_checks(r: Result) -> list[Check]:
@@ -549,8 +643,10 @@ def report(config: Config | None = None) -> Report:
              "cosine": {"I", "K", "rows": [{"tau", "infonce", "se", "cap"}, ...],
                         "best_tau", "best_infonce", "optimal_critic"}}
 
-        with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats)
-        and ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``.
+        with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats),
+        ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``, and ``cap``
+        the score-range cap :func:`~infonce_lib.cosine_cap` (the attainable cap is a
+        function of ``K`` and ``tau`` alone: :func:`~infonce_lib.attainable_cosine_cap`).
     """
     r = run(config)
     return Report(results=_results(r), tables=tables(r), checks=checks(r))
