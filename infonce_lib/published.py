@@ -20,7 +20,12 @@ Records
 * :data:`SIMCLR_BATCH_SIZES`: the batch sizes SimCLR trains with (its section 2.2 and 2.3).
 * :data:`CLIP_TEMPERATURE`: CLIP's initial temperature and the cap on its logit scale
   (Radford et al., 2021, section 2.5).
-* :data:`MOCO_SETTINGS`: MoCo's temperature, queue length and momentum (He et al., 2020).
+* :data:`MOCO_SETTINGS`: MoCo's temperature, queue length, momentum and embedding dimension
+  (He et al., 2020).
+* :data:`POOLE_STAIRCASE`: the dimension, batch size, information levels and steps per level
+  of Poole et al.'s staircase (2019, section 4 and Fig. 2).
+* :data:`WANG_ISOLA_METRICS`: the exponent :math:`\alpha` of the alignment metric and the
+  scale :math:`t` of the uniformity metric that Wang & Isola (2020) use.
 
 Examples
 --------
@@ -41,9 +46,11 @@ __all__ = [
     "CLIP_TEMPERATURE",
     "MCALLESTER_STRATOS_TABLE1",
     "MOCO_SETTINGS",
+    "POOLE_STAIRCASE",
     "PUBLISHED",
     "SIMCLR_BATCH_SIZES",
     "SIMCLR_TABLE5",
+    "WANG_ISOLA_METRICS",
     "PublishedSettings",
     "PublishedTable",
 ]
@@ -73,6 +80,9 @@ class PublishedTable:
         The fixed settings of the table (dimension, batch size, ...), read-only.
     checked : str
         The text the values were checked against.
+    headers : Mapping
+        ``{column: header}``, the paper's headers exactly as printed, for the columns whose
+        printed header was checked (read-only; may be empty).
 
     Examples
     --------
@@ -93,6 +103,7 @@ class PublishedTable:
     rows: tuple[tuple[object, ...], ...]
     checked: str
     settings: Mapping[str, object] = field(default_factory=lambda: _frozen({}))
+    headers: Mapping[str, str] = field(default_factory=lambda: _frozen({}))
 
     def __post_init__(self) -> None:
         for i, row in enumerate(self.rows):
@@ -100,7 +111,11 @@ class PublishedTable:
                 raise ValueError(
                     f"{self.name}: row {i} has {len(row)} values for {len(self.columns)} columns"
                 )
+        unknown = sorted(set(self.headers) - set(self.columns))
+        if unknown:
+            raise ValueError(f"{self.name}: headers for columns it does not have: {unknown}")
         object.__setattr__(self, "settings", _frozen(self.settings))
+        object.__setattr__(self, "headers", _frozen(self.headers))
 
     def column(self, name: str) -> tuple[object, ...]:
         """The values of column ``name``, top to bottom (KeyError names the columns)."""
@@ -186,13 +201,25 @@ MCALLESTER_STRATOS_TABLE1 = PublishedTable(
         (106.29, 61.96, 34.56, 50.46, 13.41, 4.85, 10.45, 104.18, 104.16),
     ),
     settings={"dim": 128, "batch_size": 128, "rho": (0.25, 0.5, 0.9)},
+    headers={
+        "dv": "DV",
+        "mine": "MINE",
+        "nwj": "NWJ",
+        "nwj_js": "NWJ (JS)",
+        "cpc": "CPC",
+        "cpc_nwj": "CPC+NWJ",
+        "doe_gaussian": "DoE (Gaussian)",
+        "doe_logistic": "DoE (Logistic)",
+    },
     checked=(
-        "a third-party transcription of the whole of Table 1 (column headers 'DoE (Gaussian)' "
-        "and 'DoE (Logistic)'), not the PDF itself; the middle row also against the example "
-        "output in the README of "
-        "the authors' code, github.com/karlstratos/doe (dv 10.27, mine 9.38, nwj 9.25, "
-        "nwjjs 5.55, cpc 4.82, interpol 8.18, doe 18.38, doe_l 18.42, I 18.41); the PDF's "
-        "page number was not checked"
+        "a third-party transcription of the whole of Table 1 with the paper's column headers "
+        "('NWJ (JS)', 'CPC+NWJ', 'DoE (Gaussian)', 'DoE (Logistic)'), not the PDF itself; the "
+        "estimators' labels in plot.py of the authors' code, github.com/karlstratos/doe (all "
+        "eight headers, 'CPC+NWJ' for its interpolated bound); the middle row also against the "
+        "example output in that repository's README (dv 10.27, mine 9.38, nwj 9.25, nwjjs 5.55,"
+        " cpc 4.82, interpol 8.18, doe 18.38, doe_l 18.42, I 18.41). A second search of stored "
+        "copies of arXiv 1811.04251 and of the AISTATS 2020 proceedings (PMLR 108) found only "
+        "the abstract, so the PDF's own table and its page number were not read"
     ),
 )
 
@@ -262,8 +289,10 @@ CLIP_TEMPERATURE = PublishedSettings(
 
 # ---------------------------------------------------------------- MoCo (He et al., 2020)
 
-#: MoCo's settings: the temperature of its InfoNCE loss (taken from Wu et al., 2018), and
-#: the queue length K and momentum m of its ImageNet comparison.
+#: MoCo's settings: the temperature of its InfoNCE loss (taken from Wu et al., 2018), the
+#: dimension of its l2-normalised embeddings, and the queue length and momentum m of its
+#: ImageNet comparison. The queue length is the book's Q (chapters/notation.md): each query
+#: has Q queued negatives, so K = Q + 1 candidates.
 MOCO_SETTINGS = PublishedSettings(
     name="MoCo's settings",
     citation="he2020moco",
@@ -277,6 +306,56 @@ MOCO_SETTINGS = PublishedSettings(
     checked="text extractions of sections 3.3 and 4.1 (several independent copies agree)",
 )
 
+# ---------------------------------------------------------------- Poole et al. (2019)
+
+#: Poole et al.'s staircase: a correlated Gaussian of this dimension (d independent
+#: coordinate pairs) whose information steps through these levels, critics trained at this
+#: batch size, each level held for this many training steps.
+POOLE_STAIRCASE = PublishedSettings(
+    name="Poole et al.'s staircase",
+    citation="poole2019variational",
+    values={
+        "dim": 20,
+        "batch_size": 64,
+        "levels": (2.0, 4.0, 6.0, 8.0, 10.0),
+        "steps_per_level": 4000,
+    },
+    where={
+        "dim": "section 4 and Fig. 2 (the dataset of the staircase)",
+        "batch_size": "section 4 and Fig. 2",
+        "levels": "Fig. 2 (the true information, stepped over training)",
+        "steps_per_level": "the authors' Colab (20000 iterations over the five levels)",
+    },
+    checked=(
+        "the authors' Colab, github.com/google-research/google-research, vbmi/vbmi_demo.ipynb "
+        "(data_params: dim 20, batch_size 64; mi_schedule rounds a linspace over the "
+        "iterations to 2, 4, 6, 8, 10 nats; opt_params: 20000 iterations, so 4000 per "
+        "level); the paper's own text was not in the stored copies that search reaches "
+        "(only its abstract), so the section and figure are the book's reading of the paper"
+    ),
+)
+
+# ---------------------------------------------------------------- Wang & Isola (2020)
+
+#: Wang & Isola's metrics: the exponent alpha of the alignment metric
+#: E ||f(x) - f(y)||^alpha and the scale t of the uniformity metric
+#: log E exp(-t ||f(x) - f(y)||^2), at the values they use.
+WANG_ISOLA_METRICS = PublishedSettings(
+    name="Wang & Isola's alignment and uniformity metrics",
+    citation="wang2020alignment",
+    values={"alignment_alpha": 2, "uniformity_t": 2},
+    where={
+        "alignment_alpha": "section 4 (the alignment loss L_align(f; alpha)), arXiv:2005.10242",
+        "uniformity_t": "section 4 (the uniformity loss L_uniform(f; t)), arXiv:2005.10242",
+    },
+    checked=(
+        "the defaults of the authors' reference code, github.com/SsnL/align_uniform "
+        "(align_loss(x, y, alpha=2), uniform_loss(x, t=2)), in several vendored copies; the "
+        "paper's own text was not in the stored copies that search reaches (only its "
+        "abstract)"
+    ),
+)
+
 #: Every record, by name: the single list the tests and the book iterate over.
 PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
     {
@@ -285,5 +364,7 @@ PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
         "SIMCLR_BATCH_SIZES": SIMCLR_BATCH_SIZES,
         "CLIP_TEMPERATURE": CLIP_TEMPERATURE,
         "MOCO_SETTINGS": MOCO_SETTINGS,
+        "POOLE_STAIRCASE": POOLE_STAIRCASE,
+        "WANG_ISOLA_METRICS": WANG_ISOLA_METRICS,
     }
 )

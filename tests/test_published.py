@@ -9,27 +9,44 @@ Gaussians, ln N as the ceiling of InfoNCE, 2(N - 1) negatives in NT-Xent).
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import json
 import math
 import re
 from pathlib import Path
 
 import pytest
 
+import infonce_lib as il
 from infonce_lib import published
+from infonce_lib.experiments import bound_family
 from infonce_lib.limits import correlated_gaussian_information
 from infonce_lib.published import (
     CLIP_TEMPERATURE,
     MCALLESTER_STRATOS_TABLE1,
     MOCO_SETTINGS,
+    POOLE_STAIRCASE,
     PUBLISHED,
     SIMCLR_BATCH_SIZES,
     SIMCLR_TABLE5,
+    WANG_ISOLA_METRICS,
     PublishedSettings,
     PublishedTable,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 BIB_KEYS = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(), re.M))
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def _records_read_by(path: Path) -> set[str]:
+    """The records of ``infonce_lib.published`` that a chapter's code cells read."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    names = set(re.findall(r"\b(?:published|il)\.([A-Z][A-Z0-9_]*)\b", code))
+    for block in re.findall(r"from infonce_lib\.published import \(?([^)\n]*)", code):
+        names.update(n.strip().split(" as ")[0] for n in block.split(","))
+    return names & set(PUBLISHED)
 
 
 def test_every_exported_record_is_listed_once():
@@ -61,6 +78,35 @@ def test_records_are_read_only(name):
         mapping["new"] = 1  # type: ignore[index]
     with pytest.raises(TypeError):
         PUBLISHED["new"] = record  # type: ignore[index]
+
+
+def test_the_landing_page_names_every_record_a_chapter_reads():
+    read = set().union(*map(_records_read_by, CHAPTERS))
+    assert read, "no chapter reads infonce_lib.published"
+    page = " ".join((ROOT / "chapters" / "index.md").read_text(encoding="utf-8").split())
+    missing = sorted(PUBLISHED[n].name for n in read if PUBLISHED[n].name not in page)
+    assert not missing, f"quoted in a chapter but not named on chapters/index.md: {missing}"
+    stale = sorted(r.name for n, r in PUBLISHED.items() if n not in read and r.name in page)
+    assert not stale, f"named on chapters/index.md but quoted by no chapter: {stale}"
+    assert "infonce_lib.published" in page  # where the full list, with citations, lives
+
+
+def test_the_records_a_chapter_reads_are_found(tmp_path):
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["published.SIMCLR_TABLE5"]},
+            {"cell_type": "code", "source": ["t = published.MCALLESTER_STRATOS_TABLE1\n"]},
+            {"cell_type": "code", "source": ["from infonce_lib.published import MOCO_SETTINGS"]},
+            {"cell_type": "code", "source": ["x = il.CLIP_TEMPERATURE.values"]},
+        ]
+    }
+    path = tmp_path / "09_example.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert _records_read_by(path) == {
+        "MCALLESTER_STRATOS_TABLE1",
+        "MOCO_SETTINGS",
+        "CLIP_TEMPERATURE",
+    }
 
 
 # ---------------------------------------------------------------- McAllester & Stratos
@@ -98,6 +144,18 @@ def test_mcallester_stratos_both_doe_variants_in_every_row():
     for value in (gauss[2], logistic[2]):
         assert 1.0 < truth[2] - value < 3.0
         assert value > 20 * ceiling
+
+
+def test_mcallester_stratos_headers_are_the_columns_as_printed():
+    t = MCALLESTER_STRATOS_TABLE1
+    # every estimator has its printed header, and the column name is that header in
+    # snake_case ("NWJ (JS)" -> nwj_js, "CPC+NWJ" -> cpc_nwj, "DoE (Gaussian)" -> ...)
+    assert set(t.headers) == set(t.columns) - {"true_information"}
+    for column, header in t.headers.items():
+        assert re.sub(r"[^a-z0-9]+", "_", header.lower()).strip("_") == column
+    assert "+" in t.headers["cpc_nwj"]  # their header, not "CPC/NWJ"
+    with pytest.raises(ValueError, match="headers for columns it does not have"):
+        PublishedTable("t", "chen2020simclr", "w", "p", ("a",), ((1,),), "c", headers={"b": "B"})
 
 
 def test_mcallester_stratos_single_sample_bounds_stay_below_the_truth():
@@ -144,6 +202,25 @@ def test_moco_and_clip_start_from_the_same_temperature():
     # both take 0.07 from Wu et al. (2018)
     assert MOCO_SETTINGS.values["temperature"] == CLIP_TEMPERATURE.values["initial_temperature"]
     assert 0 < MOCO_SETTINGS.values["momentum"] < 1
+
+
+# ---------------------------------------------------------------- Poole et al. and Wang & Isola
+
+
+def test_the_staircase_protocol_is_poole_et_al_s_shortened():
+    v, ours = POOLE_STAIRCASE.values, bound_family.Config()
+    # the book's staircase has their dimension, batch size and levels ...
+    assert (ours.dim, ours.batch_size, ours.levels) == (v["dim"], v["batch_size"], v["levels"])
+    # ... equally spaced, starting one step above zero, and fewer steps per level
+    steps = [b - a for a, b in zip((0.0, *v["levels"]), v["levels"], strict=False)]
+    assert len(set(steps)) == 1
+    assert ours.steps_per_level < v["steps_per_level"]
+
+
+def test_the_library_metrics_default_to_wang_and_isola_s_values():
+    v = WANG_ISOLA_METRICS.values
+    assert inspect.signature(il.alignment).parameters["alpha"].default == v["alignment_alpha"]
+    assert inspect.signature(il.uniformity).parameters["t"].default == v["uniformity_t"]
 
 
 # ---------------------------------------------------------------- the record types

@@ -9,10 +9,13 @@ held-out pairs, mean over ``repetitions`` independent repetitions and its standa
 Row ``r`` uses ``numpy.random.default_rng([seed, r])``, InfoNCE first, then the DoE
 repetitions.
 
+The published figures, the Gaussians' dimension and :math:`N` are read from
+:data:`infonce_lib.published.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
+
 Checks: the exact information rounds to the published value; every InfoNCE batch is at most
-:math:`\ln 128`; the last two rows are within 0.01 nats of it; the DoE estimate is within
-0.06 nats of the truth in the first two rows (their claim for their DoE) and within 3
-standard errors plus 0.1 nats in the third.
+:math:`\ln N`; the last two rows are within 0.01 nats of it; the DoE estimate is as close to
+the truth in the first two rows as the worse of their two DoE columns there, and
+within 3 standard errors plus 0.1 nats in the third.
 
 Examples
 --------
@@ -37,6 +40,7 @@ from ..limits import (
     correlated_gaussian_information,
     sample_correlated_gaussian,
 )
+from ..published import MCALLESTER_STRATOS_TABLE1 as TABLE1
 from ..report import Check, Report, format_table
 from ._shared import as_config
 
@@ -44,18 +48,13 @@ NAME = "mcallester-stratos"
 SUMMARY = "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians"
 CHAPTER = "chapter 5"
 
-#: Their Table 1 (McAllester & Stratos, 2020): true information and the published estimates.
-PUBLISHED_TABLE1 = {
-    "rho": (0.25, 0.5, 0.9),
-    "dim": 128,
-    "batch_size": 128,
-    "true_information": (4.13, 18.41, 106.29),
-    "infonce": (2.73, 4.82, 4.85),
-    "doe": ("within 0.06 nats of the truth", "within 0.06 nats of the truth", "104.18"),
-}
-
-#: Their claim for their DoE in the first two rows: within this many nats of the truth.
-DOE_CLAIM = 0.06
+#: The worst error of their two DoE columns in the first two rows of their Table 1, in nats
+#: (computed from the quoted table): our DoE must be at least as close to the truth there.
+DOE_CLAIM = max(
+    abs(TABLE1.row(r)[c] - TABLE1.row(r)["true_information"])
+    for r in (0, 1)
+    for c in ("doe_gaussian", "doe_logistic")
+)
 #: InfoNCE in the last two rows is within this many nats of ln N (saturation).
 SATURATION = 0.01
 
@@ -101,8 +100,8 @@ class Result:
     rows : tuple of dict
         Per :math:`\\rho`: ``rho``, ``dim``, ``batch_size``, ``true_information``,
         ``infonce_mean``, ``infonce_se``, ``infonce_max_batch``, ``doe_mean``, ``doe_se``
-        and the published figures (``published_true_information``, ``published_infonce``,
-        ``published_doe``).
+        and the published figures (``published_true_information``, ``published_infonce``
+        (their CPC column), ``published_doe_gaussian``, ``published_doe_logistic``).
     ln_batch_size : float
         :math:`\\ln N`.
     config : Config
@@ -116,14 +115,14 @@ class Result:
 def run(config: Config | None = None) -> Result:
     """Compute the three rows of the table."""
     config = as_config(config, Config, "mcallester_stratos")
-    pub = PUBLISHED_TABLE1
-    rows = [_row(config, r_idx, rho) for r_idx, rho in enumerate(pub["rho"])]
-    return Result(rows=tuple(rows), ln_batch_size=math.log(pub["batch_size"]), config=config)
+    rows = [_row(config, r_idx, rho) for r_idx, rho in enumerate(TABLE1.settings["rho"])]
+    ln_n = math.log(TABLE1.settings["batch_size"])
+    return Result(rows=tuple(rows), ln_batch_size=ln_n, config=config)
 
 
 def _row(c: Config, r_idx: int, rho: float) -> dict:
-    pub = PUBLISHED_TABLE1
-    d, k = pub["dim"], pub["batch_size"]
+    pub = TABLE1.row(r_idx)
+    d, k = TABLE1.settings["dim"], TABLE1.settings["batch_size"]
     ntr, nte = c.n_train, c.n_test
     rng = np.random.default_rng([c.seed, r_idx])
     truth = correlated_gaussian_information(rho, d)
@@ -144,36 +143,41 @@ def _row(c: Config, r_idx: int, rho: float) -> dict:
         "infonce_max_batch": float(nce.max()),
         "doe_mean": float(doe.mean()),
         "doe_se": float(doe.std(ddof=1) / math.sqrt(c.repetitions)),
-        "published_true_information": pub["true_information"][r_idx],
-        "published_infonce": pub["infonce"][r_idx],
-        "published_doe": pub["doe"][r_idx],
+        "published_true_information": pub["true_information"],
+        "published_infonce": pub["cpc"],
+        "published_doe_gaussian": pub["doe_gaussian"],
+        "published_doe_logistic": pub["doe_logistic"],
     }
 
 
 def tables(r: Result) -> str:
     """Their Table 1 beside ours, with a header that states the settings."""
     c = r.config
-    d, k = PUBLISHED_TABLE1["dim"], PUBLISHED_TABLE1["batch_size"]
+    d, k = TABLE1.settings["dim"], TABLE1.settings["batch_size"]
     rows = [
         [
             row["rho"],
             row["true_information"],
             f"{row['infonce_mean']:.4f} ± {row['infonce_se']:.4f}",
             f"{row['doe_mean']:.3f} ± {row['doe_se']:.3f}",
-            f"{row['published_infonce']:.2f}",
-            row["published_doe"].replace(" nats of the truth", ""),
+            row["published_infonce"],
+            row["published_doe_gaussian"],
+            row["published_doe_logistic"],
         ]
         for row in r.rows
     ]
+    doe = [f"{TABLE1.headers[col]}, M&S" for col in ("doe_gaussian", "doe_logistic")]
+    theirs = ["InfoNCE, M&S", *doe]
     text = format_table(
-        ["rho", "true I", "InfoNCE, ours", "DoE, ours", "InfoNCE, M&S", "DoE, M&S"],
+        ["rho", "true I", "InfoNCE, ours", "DoE, ours", *theirs],
         rows,
-        ["", ".2f", "", "", "", ""],
+        ["", ".2f", "", "", ".2f", ".2f", ".2f"],
     )
     header = "\n".join(
         [
             "McAllester & Stratos (2020), Table 1, beside ours. M&S: their published",
-            "figures ('within 0.06': within 0.06 nats of the truth).",
+            f"figures (InfoNCE, M&S: their {TABLE1.headers['cpc']} column, InfoNCE with a "
+            "trained critic).",
             f"d = {d}, N = {k}, ln {k} = {r.ln_batch_size:.3f}.",
             f"InfoNCE: optimal critic, {c.n_batches} batches. DoE: coordinatewise Gaussian models,",
             f"{c.n_train} training and {c.n_test} held-out pairs, {c.repetitions} repetitions. "
@@ -186,7 +190,7 @@ def tables(r: Result) -> str:
 def checks(r: Result) -> list[Check]:
     """Per row: the published truth, the ceiling ln N, saturation, and the DoE estimate."""
     out = []
-    k, log_k = PUBLISHED_TABLE1["batch_size"], r.ln_batch_size
+    k, log_k = TABLE1.settings["batch_size"], r.ln_batch_size
     for r_idx, row in enumerate(r.rows):
         rho, truth = row["rho"], row["true_information"]
         published = row["published_true_information"]
@@ -220,8 +224,9 @@ def checks(r: Result) -> list[Check]:
 def _doe_check(r_idx: int, row: dict) -> Check:
     rho, err = row["rho"], row["doe_mean"] - row["true_information"]
     if r_idx <= 1:
-        ok, detail = abs(err) < DOE_CLAIM, f"DoE - I = {err:+.4f} (SE {row['doe_se']:.4f})"
-        return Check(f"rho = {rho}: DoE within {DOE_CLAIM} of the truth", bool(ok), detail)
+        ok, detail = abs(err) <= DOE_CLAIM, f"DoE - I = {err:+.4f} (SE {row['doe_se']:.4f})"
+        what = f"rho = {rho}: DoE within {DOE_CLAIM:.2f} of the truth (as theirs)"
+        return Check(what, bool(ok), detail)
     tol = 3 * row["doe_se"] + 0.1
     ok, detail = abs(err) < tol, f"DoE - I = {err:+.4f}, tol. {tol:.4f}"
     return Check(f"rho = {rho}: DoE within 3 SE + 0.1 of I", bool(ok), detail)

@@ -141,11 +141,13 @@ EXEMPT: dict[str, str] = {
     "CLIP_TEMPERATURE": "a published figure (a constant record)",
     "MCALLESTER_STRATOS_TABLE1": "a published table (a constant record)",
     "MOCO_SETTINGS": "published settings (a constant record)",
+    "POOLE_STAIRCASE": "published settings (a constant record)",
     "PUBLISHED": "the published records (a constant)",
     "PublishedSettings": "the record type of published settings",
     "PublishedTable": "the record type of published tables",
     "SIMCLR_BATCH_SIZES": "a published figure (a constant record)",
     "SIMCLR_TABLE5": "a published table (a constant record)",
+    "WANG_ISOLA_METRICS": "published settings (a constant record)",
     "check_nce_objective": "an exercise checker: takes a learner's function; tested in "
     "tests/test_exercises_nce.py",
     "nce_objective_mistakes": "the checker's catalogue of mistakes (no arguments)",
