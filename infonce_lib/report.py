@@ -11,12 +11,18 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ._validation import as_bool
+
 __all__ = ["Check", "Report", "format_table"]
 
 
 @dataclass(frozen=True)
 class Check:
     """One assertion of an experiment: what is checked, whether it held, and the evidence.
+
+    ``passed`` must be a real boolean (Python's or NumPy's, stored as a Python bool): a
+    string such as ``"False"`` is truthy and would report a failed check as passed, so it
+    is refused with a ``TypeError``, as are numbers and None.
 
     Examples
     --------
@@ -27,6 +33,9 @@ class Check:
     description: str
     passed: bool
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", as_bool(self.passed, "passed"))
 
     def line(self) -> str:
         """The check on one line, marked PASS or FAIL."""

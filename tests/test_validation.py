@@ -273,3 +273,32 @@ def test_masked_sequences_are_refused_by_the_public_functions():
     with pytest.raises(TypeError, match=r"params\[0\] is a numpy.ma.MaskedArray"):
         il.Adam([np.ma.masked_array(np.zeros((2, 2)))])
 
+
+# ---------------------------------------------------------------- real booleans only
+
+
+_CHECKERS = sorted(n for n in il.__all__ if n.startswith("check_"))
+
+
+def test_there_are_nine_exercise_checkers():
+    assert len(_CHECKERS) == 9, _CHECKERS  # a new one joins the test below by name
+
+
+@pytest.mark.parametrize("name", _CHECKERS)
+@pytest.mark.parametrize("bad", ["False", "no", None, 0, 1, np.array([False])])
+def test_exercise_checkers_take_only_real_booleans_for_verbose(name, bad, capsys):
+    # "False" is truthy: with bool(verbose) it printed the whole report.
+    def fn(*args, **kwargs):
+        raise AssertionError("the learner's function must not run on a bad option")
+
+    with pytest.raises(TypeError, match=r"verbose must be True or False \(a bool\)"):
+        getattr(il, name)(fn, verbose=bad)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_check_takes_only_a_real_boolean():
+    for bad in ("False", None, 0, 1, "yes"):
+        with pytest.raises(TypeError, match=r"passed must be True or False"):
+            il.Check("x is positive", bad)
+    check = il.Check("x is positive", np.bool_(False))
+    assert check.passed is False and check.line() == "[FAIL] x is positive"
