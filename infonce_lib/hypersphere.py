@@ -424,7 +424,9 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     ------
     TypeError, ValueError
         If the arrays are not 2-D, have fewer than 2 rows, are not finite or differ in shape;
-        if ``temperature`` is not finite and positive; if the scores overflow float64.
+        if ``temperature`` is not finite and positive; ``ValueError`` if the scores
+        overflow float64 or the limit itself does (a row's scores then span more than
+        1.8e308). Terms whose sums overflow are averaged without overflow.
 
     Examples
     --------
@@ -519,7 +521,9 @@ def sampled_contrastive_losses(
     ------
     TypeError, ValueError
         On bad arrays (as :func:`contrastive_loss_limit`), ``batch_size < 2``,
-        ``n_batches < 1``, a bad temperature, a missing seed, or overflowing scores.
+        ``n_batches < 1``, a bad temperature or a missing seed; ``ValueError`` if the
+        scores overflow float64 or a term does (a positive more than 1.8e308 below its
+        row's maximum). Terms whose sum overflows are averaged without overflow.
 
     Examples
     --------
