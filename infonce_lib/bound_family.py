@@ -436,8 +436,8 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     values, _ = _interpolated(F, b, _check_alpha(alpha), grad=False)
     if not np.all(np.isfinite(values) | np.isneginf(values)):
         raise ValueError(
-            "the joint term of the interpolated bound overflowed float64 (scores beyond "
-            "±1.8e308 in sum); rescale the scores"
+            "the joint term of the interpolated bound (the mean positive score minus the "
+            "mean log-baseline mixture) overflowed float64; rescale the scores"
         )
     return values
 
