@@ -2,7 +2,9 @@
 
 Every public function checks its arguments here, at the boundary, so that bad input fails
 early with a message that names the argument and says what was expected. Internal helpers
-then work on clean ``float64`` arrays and never re-check.
+then work on clean ``float64`` arrays and never re-check. Every entry point below that takes
+a caller's value applies :func:`check_array_type` (the policy for masked arrays, PyTorch
+tensors and ``numpy.matrix``) before anything else looks at it.
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ def as_bool(value, name: str) -> bool:
     """
     if value is True or value is False:
         return value
+    check_array_type(value, name)
     if isinstance(value, np.bool_):
         return bool(value)
     raise TypeError(f"{name} must be True or False (a bool); got {type(value).__name__} {value!r}")
@@ -195,6 +198,8 @@ def as_int(value, name: str, *, minimum: int | None = None) -> int:
 
     Accepts Python and NumPy integers (not booleans, not floats).
     """
+    if type(value) is not int:
+        check_array_type(value, name)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
     out = int(value)
@@ -211,6 +216,7 @@ def as_generator(seed, name: str = "seed") -> np.random.Generator:
     """
     if isinstance(seed, np.random.Generator):
         return seed
+    check_array_type(seed, name)
     if seed is None or isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral):
         raise TypeError(
             f"{name} must be an int >= 0 or a numpy.random.Generator (explicit, for "
@@ -222,9 +228,18 @@ def as_generator(seed, name: str = "seed") -> np.random.Generator:
 def as_sequence(value, name: str) -> tuple:
     """``value`` as a tuple, or a ``TypeError`` naming the argument if it is not a sequence.
 
-    Lists, tuples and 1-D arrays are accepted; strings, scalars, None and mappings are not.
+    Lists, tuples and 1-D arrays are accepted; strings, scalars, None, mappings and arrays of
+    another number of dimensions are not. Arrays follow :func:`check_array_type` first (a
+    masked array is refused before its masked entries could become None; a
+    ``numpy.matrix`` is a 2-D array, so refused).
     """
-    if isinstance(value, np.ndarray) and value.ndim == 1:
+    check_array_type(value, name)
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise TypeError(
+                f"{name} must be a sequence (a list, tuple or 1-D array); got a "
+                f"{value.ndim}-D array of shape {value.shape}"
+            )
         return tuple(value.tolist())
     if not isinstance(value, list | tuple | range):
         raise TypeError(f"{name} must be a sequence (a list or tuple); got {type(value).__name__}")
@@ -235,6 +250,7 @@ def as_options(value, name: str = "options") -> dict:
     """A dict of options (``None`` gives an empty dict), or a ``TypeError`` naming the argument."""
     if value is None:
         return {}
+    check_array_type(value, name)
     if not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a dict of options or None; got {type(value).__name__}")
     return dict(value)

@@ -40,11 +40,21 @@ from ._validation import (
     as_generator,
     as_int,
     as_positive_scalar,
-    as_real_array,
     as_real_scalar,
     finite_or_raise,
 )
-from .bounds import _check_scores
+from .bounds import (
+    _RESCALE,
+    _check_log_baseline,
+    _check_scores,
+    _diag,
+    _loo_log_means,
+    _lse,
+    _off_diagonal,
+    _off_diagonal_mean,
+    _positive_mean,
+)
+from .core import _safe_mean
 from .limits import correlated_gaussian_critic, correlated_gaussian_rho, sample_correlated_gaussian
 
 __all__ = [
@@ -62,39 +72,6 @@ __all__ = [
 
 #: The estimators of the staircase, in the order of the book's tables.
 ESTIMATORS = ("infonce", "nwj", "dv", "js", "alpha")
-
-
-def _check_log_baseline(log_baseline, F: np.ndarray) -> np.ndarray:
-    """``log a(y_i)`` broadcast to shape (B, K): a scalar, a (K,) or a (B, K) array."""
-    b = as_real_array(log_baseline, "log_baseline", ndim=(0, 1, 2))
-    B, K, _ = F.shape
-    try:
-        return np.broadcast_to(b, (B, K))
-    except ValueError:
-        raise ValueError(
-            f"log_baseline must be a scalar or have shape (K,) or (B, K) = ({B}, {K}), one "
-            f"log a(y_i) per row of scores; got shape {b.shape}"
-        ) from None
-
-
-def _off_diagonal(F: np.ndarray) -> np.ndarray:
-    """A copy of F with the diagonal set to -inf (excluded by index)."""
-    off = F.copy()
-    idx = np.arange(F.shape[-1])
-    off[..., idx, idx] = -np.inf
-    return off
-
-
-def _diag(F: np.ndarray) -> np.ndarray:
-    return np.diagonal(F, axis1=-2, axis2=-1)
-
-
-def _lse(a: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
-    """log sum exp over ``axis``, shifted by the maximum; every slice has a finite entry."""
-    m = np.max(a, axis=axis, keepdims=True)
-    with np.errstate(over="ignore"):  # a - m below -1.8e308 is -inf: a zero term
-        out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis)
 
 
 # --------------------------------------------------------------------------- the bounds
@@ -128,7 +105,10 @@ def barber_agakov_bound(scores, entropy: float) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`; if ``entropy`` is not a finite real.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``, or
+        ``entropy`` is not a finite real; ``ValueError`` if ``entropy`` plus a batch's mean
+        positive score is beyond float64. Positives whose sum overflows are averaged
+        without overflow.
 
     Examples
     --------
@@ -142,9 +122,12 @@ def barber_agakov_bound(scores, entropy: float) -> np.ndarray:
     """
     F = _check_scores(scores)
     h = as_real_scalar(entropy, "entropy")
+    joint = _positive_mean(F)
     with np.errstate(over="ignore"):
-        out = h + _diag(F).mean(axis=-1)
-    return finite_or_raise(out, "the mean of the positive scores", "rescale the scores")
+        out = h + joint
+    return finite_or_raise(
+        out, "entropy plus the mean of the positive scores", "rescale the scores or entropy"
+    )
 
 
 def dv_bound(scores) -> np.ndarray:
@@ -176,7 +159,10 @@ def dv_bound(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``;
+        ``ValueError`` if the estimate (the mean positive score minus the log-mean-exp of
+        the others) is beyond float64. Positives whose sum overflows are averaged without
+        overflow.
 
     Examples
     --------
@@ -187,11 +173,15 @@ def dv_bound(scores) -> np.ndarray:
     """
     F = _check_scores(scores)
     K = F.shape[-1]
-    with np.errstate(over="ignore"):
-        joint = _diag(F).mean(axis=-1)
-    finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
+    joint = _positive_mean(F)
     log_mean = _lse(_off_diagonal(F), axis=(1, 2)) - math.log(K * (K - 1))
-    return joint - log_mean
+    with np.errstate(over="ignore"):
+        out = joint - log_mean
+    return finite_or_raise(
+        out,
+        "the DV estimate (the mean positive score minus the log-mean-exp of the other scores)",
+        _RESCALE,
+    )
 
 
 def tuba_bound(scores, log_baseline) -> np.ndarray:
@@ -225,12 +215,14 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
-        ``-inf`` if the exponential term overflows float64.
+        ``-inf`` if the exponential term overflows float64 or the value is below -1.8e308.
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`; if ``log_baseline`` has the wrong shape.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``, or
+        ``log_baseline`` has the wrong shape; ``ValueError`` if ``scores - log_baseline``
+        overflows float64. Positives whose sum overflows are averaged without overflow.
 
     Examples
     --------
@@ -244,8 +236,12 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
     K = F.shape[-1]
     with np.errstate(over="ignore"):
         G = F - b[:, :, None]
-        joint = _diag(G).mean(axis=-1)
-    finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
+    finite_or_raise(G, "the scores minus log_baseline", "rescale the scores or log_baseline")
+    joint = finite_or_raise(
+        _safe_mean(_diag(G), axis=-1),
+        "the mean of the positive scores minus log_baseline",
+        "rescale the scores or log_baseline",
+    )
     log_mean = _lse(_off_diagonal(G), axis=(1, 2)) - math.log(K * (K - 1))
     with np.errstate(over="ignore"):
         return 1.0 + joint - np.exp(log_mean)
@@ -281,7 +277,9 @@ def js_objective(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``;
+        ``ValueError`` if a batch's objective is below -1.8e308. Softplus terms whose sum
+        overflows are averaged without overflow.
 
     Examples
     --------
@@ -292,7 +290,7 @@ def js_objective(scores) -> np.ndarray:
     """
     F = _check_scores(scores)
     values, _ = _grad_js(F)
-    return finite_or_raise(values, "the JS objective", "rescale the scores")
+    return finite_or_raise(values, "the JS objective", _RESCALE)
 
 
 def js_bound(scores) -> np.ndarray:
@@ -321,12 +319,15 @@ def js_bound(scores) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
-        ``-inf`` if the exponential term overflows float64, as for NWJ.
+        ``-inf`` if the exponential term overflows float64 or the value is below -1.8e308,
+        as for NWJ.
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``.
+        Positives whose sum overflows are averaged without overflow (a value below
+        -1.8e308 is ``-inf``, as documented above).
 
     Examples
     --------
@@ -335,46 +336,9 @@ def js_bound(scores) -> np.ndarray:
     """
     F = _check_scores(scores)
     K = F.shape[-1]
+    joint = 1.0 + _positive_mean(F)
     with np.errstate(over="ignore"):
-        joint = 1.0 + _diag(F).mean(axis=-1)
-        finite_or_raise(joint, "the mean of the positive scores", "rescale the scores")
         return joint - np.exp(_lse(_off_diagonal(F), axis=(1, 2)) - math.log(K * (K - 1)))
-
-
-def _loo_log_means(F: np.ndarray):
-    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``;
-    then ``E = e^{F - m}``, the row maxima ``m`` (shape (..., K, 1)), their columns ``a``
-    (shape (..., K)) and ``top``, their flat indices in a C-contiguous array of F's shape.
-
-    Off the maximum's column, :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the
-    maximum's own column sums the other terms directly, re-shifted by their own maximum only
-    where they underflow next to it, so a dominant positive costs nothing.
-    """
-    F = np.ascontiguousarray(F)  # so that every array below is too (flat indexing by top)
-    K = F.shape[-1]
-    m = F.max(axis=-1, keepdims=True)
-    E = np.exp(F - m)
-    S = E.sum(axis=-1, keepdims=True)
-    a = F.argmax(axis=-1)
-    top = np.arange(0, a.size * K, K) + a.ravel()  # flat positions of the maxima
-    E.reshape(-1)[top] = 0.0
-    rest = E.sum(axis=-1)  # the sum without the maximum, in units of e^m
-    with np.errstate(divide="ignore"):  # the argmax column (S - 1 ~ 0) is replaced below
-        L = m + np.log(S - E)
-        L_top = m[..., 0] + np.log(rest)
-    tiny = rest < _TINY_REST
-    if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
-        without = F[tiny]
-        np.put_along_axis(without, a[tiny][:, None], -np.inf, axis=-1)
-        L_top[tiny] = _lse(without, axis=-1)
-    L.reshape(-1)[top] = L_top.ravel()
-    E.reshape(-1)[top] = 1.0  # e^0, as computed above
-    L -= math.log(K - 1)
-    return L, E, m, a, top
-
-
-#: Below this, a row's sum without its maximum (relative to it) may have lost digits.
-_TINY_REST = 1e-290
 
 
 def _alpha_parts(F: np.ndarray, b: np.ndarray, alpha: float, *, weights: bool = True, loo=None):
@@ -445,13 +409,16 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
-        ``-inf`` if, at small :math:`\alpha`, the exponential term overflows float64.
+        ``-inf`` if, at small :math:`\alpha`, the exponential term overflows float64, or
+        the value is below -1.8e308.
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_bound`; if ``K < 3``, ``alpha`` is outside
-        ``[0, 1]`` or ``log_baseline`` has the wrong shape.
+        As :func:`~infonce_lib.infonce_bound` for bad ``scores``; if ``K < 3``, ``alpha``
+        is outside ``[0, 1]`` or ``log_baseline`` has the wrong shape; ``ValueError`` if
+        the joint term is above 1.8e308. Terms whose sums overflow are averaged without
+        overflow.
 
     Examples
     --------
@@ -469,8 +436,8 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     values, _ = _interpolated(F, b, _check_alpha(alpha), grad=False)
     if not np.all(np.isfinite(values) | np.isneginf(values)):
         raise ValueError(
-            "the joint term of the interpolated bound overflowed float64 (scores beyond "
-            "±1.8e308 in sum); rescale the scores"
+            "the joint term of the interpolated bound (the mean positive score minus the "
+            "mean log-baseline mixture) overflowed float64; rescale the scores"
         )
     return values
 
@@ -486,8 +453,11 @@ def _interpolated(F: np.ndarray, b: np.ndarray, a: float, *, grad: bool, loo=Non
         pos = _diag(F)
         A_sum = A.sum(axis=-1) - _diag(A)  # sum over j != i of A_ij, per row i
         joint = ((K - 1) * pos.sum(axis=-1) - A_sum.sum(axis=-1)) / (K * (K - 1))
+        bad = ~np.isfinite(joint)
+        if bad.any():  # sums near 1.8e308 overflowed: the same mean of pos minus that of A
+            joint[bad] = (_safe_mean(pos, axis=-1) - _off_diagonal_mean(A))[bad]
         ratio = np.exp(_diag(L) - _diag(A))  # (1/(K-1)) sum_{j != i} e^{F_ij} / a_ii
-        values = 1.0 + joint - ratio.mean(axis=-1)
+        values = 1.0 + joint - _safe_mean(ratio, axis=-1)
     if not grad:
         return values, None
     KK = K * (K - 1)
@@ -521,7 +491,7 @@ def _grad_infonce(F, **_):
     K = F.shape[-1]
     lse = _lse(F, axis=-1, keepdims=True)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = math.log(K) + (_diag(F) - lse[..., 0]).mean(axis=-1)
+        values = math.log(K) + _safe_mean(_diag(F) - lse[..., 0], axis=-1)
         dF = np.exp(F - lse)
     dF *= -1.0 / K
     idx = np.arange(K)
@@ -536,7 +506,8 @@ def _grad_tuba_like(F, b):
     with np.errstate(over="ignore", invalid="ignore"):
         E = np.exp(F - b[..., :, None])
         E[..., idx, idx] = 0.0
-        values = 1.0 + (_diag(F) - b).mean(axis=-1) - E.sum(axis=(-2, -1)) / (K * (K - 1))
+        joint = _safe_mean(_diag(F) - b, axis=-1)
+        values = 1.0 + joint - _off_diagonal_mean(E, E.sum(axis=(-2, -1)) / (K * (K - 1)))
     dF = E
     dF *= -1.0 / (K * (K - 1))
     dF[..., idx, idx] = 1.0 / K
@@ -556,7 +527,7 @@ def _grad_dv(F, **_):
     off = _off_diagonal(F)
     lse = _lse(off, axis=(-2, -1), keepdims=True)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = _diag(F).mean(axis=-1) - lse[..., 0, 0] + math.log(K * (K - 1))
+        values = _safe_mean(_diag(F), axis=-1) - lse[..., 0, 0] + math.log(K * (K - 1))
         dF = np.exp(off - lse)
     dF *= -1.0
     idx = np.arange(K)
@@ -575,9 +546,8 @@ def _grad_js(F, **_):
     e_pos = _diag(e)
     with np.errstate(over="ignore", invalid="ignore"):
         sp_neg_pos = np.maximum(-pos, 0.0) + _diag(log1p_e)
-        values = -sp_neg_pos.mean(axis=-1) - (sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)) / (
-            K * (K - 1)
-        )
+        off = (sp.sum(axis=(-2, -1)) - _diag(sp).sum(axis=-1)) / (K * (K - 1))
+        values = -_safe_mean(sp_neg_pos, axis=-1) - _off_diagonal_mean(sp, off)
     dF = np.where(F >= 0, 1.0, e)
     dF /= 1.0 + e
     dF *= -1.0 / (K * (K - 1))
@@ -627,14 +597,18 @@ def bound_and_score_grad(
     Returns
     -------
     values : numpy.ndarray, shape (B,)
-        The objective of each batch (``-inf`` where an exponential term overflows).
+        The objective of each batch (``-inf`` where an exponential term overflows or the
+        objective is below -1.8e308).
     grad : numpy.ndarray, shape (B, K, K)
         Its gradient with respect to that batch's scores.
 
     Raises
     ------
     TypeError, ValueError
-        On bad scores, an unknown ``estimator`` or a missing ``log_baseline``/``alpha``.
+        On bad scores, an unknown ``estimator`` or a missing ``log_baseline``/``alpha``;
+        ``ValueError`` if a batch's objective is NaN or above 1.8e308, or the gradient
+        overflows float64 (scores near ±1.8e308, or :math:`e^{F}` beyond float64). Terms
+        whose sums overflow are averaged without overflow.
 
     Examples
     --------
@@ -660,9 +634,15 @@ def bound_and_score_grad(
             raise ValueError(f"scores needs K >= 3 pairs for estimator 'alpha'; got {F.shape}")
         kwargs["alpha"] = alpha
     values, grad = _GRADS[estimator](F, **kwargs)
-    if np.isnan(values).any() or np.isposinf(values).any() or not np.isfinite(grad).all():
+    if np.isnan(values).any() or np.isposinf(values).any():
         raise ValueError(
-            f"the {estimator} objective or its gradient with respect to the scores overflowed "
+            f"the {estimator} objective of a batch is not representable in float64 (above "
+            "1.8e308, or an infinite term met another of the opposite sign: scores near "
+            "±1.8e308); rescale the scores"
+        )
+    if not np.isfinite(grad).all():
+        raise ValueError(
+            f"the gradient of the {estimator} objective with respect to the scores overflowed "
             "float64 (e^scores too large); rescale the scores"
         )
     return values, grad

@@ -56,6 +56,79 @@ def _check_scores(scores, name: str = "scores") -> np.ndarray:
     return F
 
 
+# Helpers on batches of scores, shared with infonce_lib.bound_family.
+
+
+def _check_log_baseline(log_baseline, F: np.ndarray) -> np.ndarray:
+    """``log a(y_i)`` broadcast to shape (B, K): a scalar, a (K,) or a (B, K) array."""
+    b = as_real_array(log_baseline, "log_baseline", ndim=(0, 1, 2))
+    B, K, _ = F.shape
+    try:
+        return np.broadcast_to(b, (B, K))
+    except ValueError:
+        raise ValueError(
+            f"log_baseline must be a scalar or have shape (K,) or (B, K) = ({B}, {K}), one "
+            f"log a(y_i) per row of scores; got shape {b.shape}"
+        ) from None
+
+
+def _off_diagonal(F: np.ndarray) -> np.ndarray:
+    """A copy of F with the diagonal set to -inf (excluded by index)."""
+    off = F.copy()
+    idx = np.arange(F.shape[-1])
+    off[..., idx, idx] = -np.inf
+    return off
+
+
+def _diag(F: np.ndarray) -> np.ndarray:
+    return np.diagonal(F, axis1=-2, axis2=-1)
+
+
+_RESCALE = "rescale the scores"
+
+
+def _positive_mean(F: np.ndarray) -> np.ndarray:
+    """Each batch's mean positive score (the diagonal), shape (B,), by
+    :func:`~infonce_lib.core._safe_mean`: positives near ±1.8e308 whose sum overflows are
+    averaged without overflow. ``ValueError`` only if the mean itself is beyond float64."""
+    return finite_or_raise(
+        _safe_mean(_diag(F), axis=-1), "the mean of the positive scores", _RESCALE
+    )
+
+
+def _off_diagonal_mean(X: np.ndarray, plain: np.ndarray | None = None) -> np.ndarray:
+    """Each batch's mean of ``X`` (B, K, K) over the pairs ``i != j``, shape (B,).
+
+    ``plain`` is the caller's own expression of that mean, kept (for its bits) wherever it
+    is finite; where it is not (or if ``plain`` is None, everywhere) the mean is recomputed
+    by :func:`~infonce_lib.core._safe_mean`, so terms that are each finite but whose sum
+    overflows give their mean. An infinite term stays infinite.
+    """
+    if plain is not None:
+        bad = ~np.isfinite(plain)
+        if not bad.any():
+            return plain
+    K = X.shape[-1]
+    Z = X.copy() if plain is None else X[bad]
+    idx = np.arange(K)
+    Z[:, idx, idx] = 0.0
+    with np.errstate(over="ignore"):
+        mean = _safe_mean(Z.reshape(Z.shape[0], K * K), axis=-1) * (K / (K - 1))
+    if plain is None:
+        return mean
+    out = plain.copy()
+    out[bad] = mean
+    return out
+
+
+def _lse(a: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
+    """log sum exp over ``axis``, shifted by the maximum; every slice has a finite entry."""
+    m = np.max(a, axis=axis, keepdims=True)
+    with np.errstate(over="ignore"):  # a - m below -1.8e308 is -inf: a zero term
+        out = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
 def _batch_mean(log_probs: np.ndarray, offset: float) -> np.ndarray:
     """``offset`` plus each batch's mean log-probability, without overflow where that mean
     is representable (terms near -1.8e308, from scores of that size, are averaged as
@@ -228,8 +301,8 @@ def nwj_bound(scores) -> np.ndarray:
         - \frac{e^{-1}}{K(K-1)} \sum_{i \ne j} e^{F_{bij}} .
 
     The bound is tight at :math:`f^\star = 1 + \log p(y \mid x) / p(y)`. The second term is
-    computed as ``exp(logsumexp(...))``; when it exceeds the float64 range the batch value
-    is ``-inf`` (the bound is then below ``-1.8e308`` nats).
+    computed as ``exp(logsumexp(...))``; when it exceeds the float64 range, or the value
+    itself is below ``-1.8e308`` nats, the batch value is ``-inf``.
 
     Parameters
     ----------
@@ -243,7 +316,8 @@ def nwj_bound(scores) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`infonce_bound`.
+        If ``scores`` is not a finite 3-D array of square (K, K) batches with ``K >= 2``.
+        Positives whose sum overflows are averaged without overflow.
 
     Examples
     --------
@@ -259,7 +333,7 @@ def nwj_bound(scores) -> np.ndarray:
     log_mean = logsumexp(off, axis=(1, 2)) - math.log(K * (K - 1)) - 1.0
     with np.errstate(over="ignore"):
         marginal = np.exp(log_mean)
-    return joint - marginal
+        return joint - marginal  # -inf: below -1.8e308, as documented
 
 
 def mean_and_se(values) -> tuple[float, float]:
@@ -305,3 +379,42 @@ def mean_and_se(values) -> tuple[float, float]:
             se = float((v / top).std(ddof=1) / math.sqrt(v.size)) * top
     finite_or_raise([se], "the standard error of values", "rescale values")
     return mean, se
+
+
+# The leave-one-out log-means behind the interpolated bound of infonce_lib.bound_family.
+
+
+def _loo_log_means(F: np.ndarray):
+    r"""``L[..., i, j] = log( mean_{k != j} e^{F_ik} )`` for every row ``i`` and column ``j``;
+    then ``E = e^{F - m}``, the row maxima ``m`` (shape (..., K, 1)), their columns ``a``
+    (shape (..., K)) and ``top``, their flat indices in a C-contiguous array of F's shape.
+
+    Off the maximum's column, :math:`S_i - e^{F_{ij} - m_i} \ge 1` loses no precision; the
+    maximum's own column sums the other terms directly, re-shifted by their own maximum only
+    where they underflow next to it, so a dominant positive costs nothing.
+    """
+    F = np.ascontiguousarray(F)  # so that every array below is too (flat indexing by top)
+    K = F.shape[-1]
+    m = F.max(axis=-1, keepdims=True)
+    E = np.exp(F - m)
+    S = E.sum(axis=-1, keepdims=True)
+    a = F.argmax(axis=-1)
+    top = np.arange(0, a.size * K, K) + a.ravel()  # flat positions of the maxima
+    E.reshape(-1)[top] = 0.0
+    rest = E.sum(axis=-1)  # the sum without the maximum, in units of e^m
+    with np.errstate(divide="ignore"):  # the argmax column (S - 1 ~ 0) is replaced below
+        L = m + np.log(S - E)
+        L_top = m[..., 0] + np.log(rest)
+    tiny = rest < _TINY_REST
+    if tiny.any():  # shifting by m lost these sums to underflow: shift by their own maximum
+        without = F[tiny]
+        np.put_along_axis(without, a[tiny][:, None], -np.inf, axis=-1)
+        L_top[tiny] = _lse(without, axis=-1)
+    L.reshape(-1)[top] = L_top.ravel()
+    E.reshape(-1)[top] = 1.0  # e^0, as computed above
+    L -= math.log(K - 1)
+    return L, E, m, a, top
+
+
+#: Below this, a row's sum without its maximum (relative to it) may have lost digits.
+_TINY_REST = 1e-290

@@ -104,13 +104,20 @@ def _safe_mean(values: np.ndarray, axis: int | None = None) -> np.ndarray | floa
     The plain mean (a sum, then a division) overflows when terms near 1.8e308 add up past
     float64 although their mean is in range; then each term is divided by the count first
     (the sum of ``x / n`` is at most the largest ``|x|``). A result that is still not
-    finite means the mean itself is beyond float64: callers check and say so.
+    finite means the mean itself is beyond float64: callers check and say so. Along an
+    axis, only the means that overflowed are recomputed, so each one is independent of the
+    others (a batch's value does not depend on the other batches).
     """
     with np.errstate(over="ignore", invalid="ignore"):
         out = values.mean(axis=axis)
-        if not np.isfinite(out).all():
+        bad = ~np.isfinite(out)
+        if bad.any():
             n = values.size if axis is None else values.shape[axis]
-            out = (values / n).sum(axis=axis)
+            scaled = (values / n).sum(axis=axis)
+            if np.ndim(out) == 0:
+                out = scaled
+            else:  # only the means that overflowed: the others keep their plain bits
+                out[bad] = scaled[bad]
     return out
 
 

@@ -146,12 +146,28 @@ def flatten_grads(grads) -> np.ndarray:
     In the order of the critic's ``flat`` buffer, so that one optimiser step on ``flat``
     updates every parameter.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``grads`` is not a non-empty list (or tuple) of finite real arrays, naming the
+        entry at fault.
+
     Examples
     --------
     >>> flatten_grads([np.ones((2, 2)), np.zeros(2)])
     array([1., 1., 1., 1., 0., 0.])
     """
-    return np.concatenate([as_real_array(g, "grads[...]").ravel() for g in grads])
+    if not isinstance(grads, list | tuple):
+        raise TypeError(
+            f"grads must be a list of gradient arrays (as backward returns); got "
+            f"{type(grads).__name__}"
+        )
+    if not grads:
+        raise ValueError(
+            "grads must hold at least one gradient array (as backward returns); got []"
+        )
+    parts = [as_real_array(g, f"grads[{i}]").ravel() for i, g in enumerate(grads)]
+    return np.concatenate(parts)
 
 
 def _check_params(params) -> list[np.ndarray]:
@@ -196,6 +212,25 @@ def mlp_forward(params, X) -> tuple[np.ndarray, list[np.ndarray]]:
     return finite_or_raise(out, "the MLP's output from params and X", _HINT), cache
 
 
+def _check_cache(cache, P: list[np.ndarray]) -> list[np.ndarray]:
+    """The cache of :func:`mlp_forward` for the parameters ``P``: one input per layer, each
+    ``(..., n_l)`` with the same leading axes; else a ``TypeError``/``ValueError`` naming it."""
+    n_layers = len(P) // 2
+    what = f"cache must be the list of {n_layers} layer inputs that mlp_forward returns"
+    if not isinstance(cache, list | tuple) or len(cache) != n_layers:
+        got = f"{len(cache)} entries" if isinstance(cache, list | tuple) else type(cache).__name__
+        raise TypeError(f"{what} with these params; got {got}")
+    inputs = [as_real_array(h, f"cache[{i}]", ndim=None) for i, h in enumerate(cache)]
+    lead = inputs[0].shape[:-1]
+    for i, h in enumerate(inputs):
+        if h.ndim < 1 or h.shape != (*lead, P[2 * i].shape[0]):
+            raise ValueError(
+                f"{what}: cache[{i}] must have shape {(*lead, P[2 * i].shape[0])} (the input "
+                f"of layer {i + 1}); got {h.shape}"
+            )
+    return inputs
+
+
 def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
     r"""Gradients of a scalar objective through the MLP, by the chain rule.
 
@@ -218,7 +253,9 @@ def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
     Raises
     ------
     TypeError, ValueError
-        On malformed arguments.
+        On malformed parameters, a ``cache`` that is not :func:`mlp_forward`'s for these
+        parameters (one input per layer, of the layer's width), or a ``d_out`` whose shape
+        is not the output's; ``ValueError`` if a gradient overflows float64.
 
     Examples
     --------
@@ -229,9 +266,16 @@ def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
     array([[1., 0.]])
     """
     P = _check_params(params)
+    inputs = _check_cache(cache, P)
     d = as_real_array(d_out, "d_out")
+    want = (*inputs[0].shape[:-1], P[-2].shape[1])
+    if d.shape != want:
+        raise ValueError(
+            f"d_out must have the shape of the MLP's output for this cache, {want} (the "
+            f"gradient of the objective with respect to out); got {d.shape}"
+        )
     with np.errstate(over="ignore", invalid="ignore"):
-        grads, dX = _backward(P, cache, d)
+        grads, dX = _backward(P, inputs, d)
     finite_or_raise(dX, "the gradient with respect to X (from d_out)", _HINT)
     return [finite_or_raise(g, "a parameter gradient", _HINT) for g in grads], dX
 

@@ -41,7 +41,7 @@ from ._validation import (
     as_real_scalar,
     finite_or_raise,
 )
-from .core import _positive_log_probs
+from .core import _positive_log_probs, _safe_mean
 
 __all__ = [
     "ContrastiveLimit",
@@ -57,6 +57,7 @@ __all__ = [
 
 _MAX_ENTRIES = 4_000_000  # float64 entries held at once (32 MB)
 _SPAN = "the scores Zy @ Zx.T / temperature span more than 1.8e308; rescale Zx and Zy"
+_POWER_HINT = "rescale Zx and Zy or use a smaller alpha"
 
 
 def _pair_arrays(Zx, Zy, min_rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +103,9 @@ def alignment(Zx, Zy, alpha: float = 2.0) -> float:
     ------
     TypeError, ValueError
         If the arrays are not 2-D, empty, not finite or of different shapes, or ``alpha`` is
-        not finite and positive.
+        not finite and positive; ``ValueError`` if a distance to the power :math:`\alpha`
+        overflows float64. Distances beyond float64 whose powers are not, and powers that
+        are each finite but whose sum overflows, give the right mean.
 
     Examples
     --------
@@ -113,12 +116,34 @@ def alignment(Zx, Zy, alpha: float = 2.0) -> float:
     a = as_positive_scalar(alpha, "alpha")
     with np.errstate(over="ignore", invalid="ignore"):
         dist = np.linalg.norm(A - B, axis=1)
-        out = float(np.mean(dist**a))
-    return finite_or_raise(
-        out,
-        "the distances |Zx - Zy| to the power alpha",
-        "rescale Zx and Zy or use a smaller alpha",
+        powers = dist**a
+        out = float(np.mean(powers))
+    if math.isfinite(out):
+        return out
+    if not np.isfinite(dist).all():  # A - B, or the sum of its squares, left float64
+        powers = _scaled_distance_powers(A, B, a)
+    finite_or_raise(powers, "the distances |Zx - Zy| to the power alpha", _POWER_HINT)
+    return finite_or_raise(  # powers near 1.8e308 whose sum overflowed: their mean
+        float(_safe_mean(powers)), "the mean of the distances to the power alpha", _POWER_HINT
     )
+
+
+def _scaled_distance_powers(A: np.ndarray, B: np.ndarray, a: float) -> np.ndarray:
+    """``|A_i - B_i| ** a`` per row without forming a distance beyond float64.
+
+    Each row is divided by ``s_i = max(|A_i|, |B_i|)`` first (so the difference and its
+    squares stay small: ``d_i = |A_i / s_i - B_i / s_i| <= 2 sqrt(m)``) and the power is
+    ``s_i ** a * d_i ** a``, or ``exp(a (log s_i + log d_i))`` where a factor overflows:
+    finite wherever the power is, though the distance itself need not be.
+    """
+    s = np.maximum(np.abs(A).max(axis=1), np.abs(B).max(axis=1))
+    s[s == 0.0] = 1.0  # two zero rows: distance 0
+    d = np.linalg.norm(A / s[:, None] - B / s[:, None], axis=1)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out = s**a * d**a
+        bad = ~np.isfinite(out)
+        out[bad] = np.exp(a * (np.log(s[bad]) + np.log(d[bad])))
+    return out
 
 
 def uniformity(Z, t: float = 2.0) -> float:
@@ -194,8 +219,13 @@ def sphere_log_partition(dim: int, temperature: float) -> float:
     exists. The mean equals :math:`{}_0F_1(; m/2; \kappa^2/4)`; it is evaluated by that
     power series when :math:`\kappa^2/4 \le m/2` (as ``log1p`` of the series minus 1, for full
     relative precision at small :math:`\kappa`), as ``log(ive) + κ``
-    (``scipy.special.ive``) otherwise, and by a log-space sum of the series where ``ive``
-    underflows, so it is finite and accurate for any dimension and temperature.
+    (``scipy.special.ive``) otherwise, by a log-space sum of the series where ``ive``
+    underflows, and by the large-argument expansions of :math:`I_\nu` (Hankel's, or
+    Debye's for :math:`\nu^2 > \kappa/4`) beyond :math:`\kappa \approx 10^9`, where
+    ``ive`` returns NaN; so it is finite and accurate for any temperature down to
+    ``1 / 1.8e308`` (for :math:`m = 3` and :math:`\tau = 10^{-300}` it is
+    :math:`\kappa - \log 2\kappa`); Debye's expansion also replaces the series where
+    that would need millions of terms (its largest term beyond the millionth).
 
     Parameters
     ----------
@@ -213,7 +243,7 @@ def sphere_log_partition(dim: int, temperature: float) -> float:
     ------
     TypeError, ValueError
         If ``dim < 1`` or ``temperature`` is not finite and positive, or so small that
-        ``1 / temperature`` overflows.
+        ``1 / temperature`` overflows (below about 5.6e-309).
 
     Examples
     --------
@@ -236,14 +266,64 @@ def sphere_log_partition(dim: int, temperature: float) -> float:
     with np.errstate(all="ignore"):
         ive = float(scipy.special.ive(nu, kappa))
     if math.isnan(ive):  # SciPy 1.17 returns NaN for kappa above about 1e9
-        raise ValueError(
-            f"temperature = {tau} is too small: scipy.special.ive does not evaluate the Bessel "
-            f"function at 1 / temperature = {kappa:.3g} (it does up to about 1e9)"
-        )
+        return math.lgamma(b) + nu * math.log(2.0 / kappa) + _log_bessel_i_large(nu, kappa)
     if ive > 1e-290:
         return math.lgamma(b) + nu * math.log(2.0 / kappa) + math.log(ive) + kappa
-    # ive underflows when nu >> kappa: sum the series in log space instead.
+    # ive underflows when nu >> kappa: sum the series in log space instead, or, where its
+    # largest term comes after _SERIES_MAX_PEAK terms (which needs nu > 1e4, see
+    # _log_bessel_i_large), use Debye's expansion, exact at such nu.
+    if 2.0 * z / (b + math.sqrt(b * b + 4.0 * z)) > _SERIES_MAX_PEAK:  # k (b + k) = z
+        return math.lgamma(b) + nu * math.log(2.0 / kappa) + _log_bessel_i_large(nu, kappa)
     return _log_hyp0f1(b, z)
+
+
+#: The log-space series is summed only while its largest term is among the first million
+#: (it then needs about two million terms, 16 MB).
+_SERIES_MAX_PEAK = 1e6
+
+
+# The Debye coefficients U_k(p) of DLMF 10.41.10, as polynomials in p (lowest power first,
+# every other power zero), with their denominators.
+_DEBYE = (
+    ((0, 3, 0, -5), 24),
+    ((0, 0, 81, 0, -462, 0, 385), 1152),
+    ((0, 0, 0, 30375, 0, -369603, 0, 765765, 0, -425425), 414720),
+    ((0, 0, 0, 0, 4465125, 0, -94121676, 0, 349922430, 0, -446185740, 0, 185910725), 39813120),
+)
+
+
+def _log_bessel_i_large(nu: float, kappa: float) -> float:
+    r"""``log I_nu(kappa)`` for ``kappa >= 1e9`` (where ``scipy.special.ive`` gives NaN).
+
+    Where :math:`4\nu^2 \le \kappa`, Hankel's expansion (DLMF 10.40.1),
+    :math:`I_\nu(\kappa) \sim e^\kappa (2\pi\kappa)^{-1/2} \sum_k (-1)^k a_k(\nu)
+    \kappa^{-k}` with :math:`a_k/a_{k-1} = (4\nu^2 - (2k-1)^2) / (8k)`: the terms fall by a
+    factor of at least ``8k``, so a few give full precision (for :math:`\nu = \pm 1/2`,
+    ``dim`` 1 and 3, the first term is exact up to :math:`e^{-2\kappa}`, i.e. exactly in
+    float64). Otherwise :math:`\nu > \sqrt{\kappa}/2`, at least 15000 where ``ive``
+    fails, and Debye's uniform expansion (DLMF 10.41.3) in :math:`\nu` with four terms,
+    each :math:`\nu^{-k}` smaller, is as exact. (The caller also uses it where ``ive``
+    underflows and the power series is too long: there :math:`\nu^2 > 1336\kappa` and
+    :math:`\nu > 10^4`.)
+    """
+    if 4.0 * nu * nu <= kappa:
+        term, total, k = 1.0, 0.0, 0
+        while True:
+            k += 1
+            term *= -(4.0 * nu * nu - (2 * k - 1) ** 2) / (8.0 * k * kappa)
+            total += term
+            if abs(term) <= 1e-17 * (1.0 + abs(total)):
+                break
+        return kappa - 0.5 * (math.log(2.0 * math.pi) + math.log(kappa)) + math.log1p(total)
+    z = kappa / nu
+    root = math.hypot(1.0, z)  # sqrt(1 + z^2)
+    p = 1.0 / root
+    eta = root + math.log(z / (1.0 + root))
+    series = sum(
+        np.polynomial.polynomial.polyval(p, coefs) / (den * nu ** (k + 1))
+        for k, (coefs, den) in enumerate(_DEBYE)
+    )
+    return nu * eta - 0.5 * math.log(2.0 * math.pi * nu) - 0.5 * math.log(root) + math.log1p(series)
 
 
 def _hyp0f1_minus_one(b: float, z: float) -> float:
@@ -261,7 +341,7 @@ def _log_hyp0f1(b: float, z: float) -> float:
     """``log 0F1(; b; z)`` as a log-sum-exp of its series terms, for any ``z > 0``."""
     n_terms = 64
     while True:
-        if n_terms > 1 << 22:  # never hit for z <= 1e16; a guard against unbounded memory
+        if n_terms > 1 << 22:  # never hit below _SERIES_MAX_PEAK; a guard against memory
             raise ValueError(
                 f"sphere_log_partition needs more than 4 million series terms at dim = "
                 f"{2 * b:g}, temperature = {1 / (2 * math.sqrt(z)):.3g}"
@@ -344,7 +424,9 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     ------
     TypeError, ValueError
         If the arrays are not 2-D, have fewer than 2 rows, are not finite or differ in shape;
-        if ``temperature`` is not finite and positive; if the scores overflow float64.
+        if ``temperature`` is not finite and positive; ``ValueError`` if the scores
+        overflow float64 or the limit itself does (a row's scores then span more than
+        1.8e308). Terms whose sums overflow are averaged without overflow.
 
     Examples
     --------
@@ -373,11 +455,14 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
             F -= row_max[:, None]  # every entry <= 0, the maximum exactly 0: no overflow
             np.exp(F, out=F)
             lse[s : s + rows] = np.log(F.sum(axis=1)) + row_max
+    # Terms near 1.8e308 whose sums overflow are averaged without overflow (_safe_mean), so
+    # the two terms are finite; only their sum can leave float64, and then some row's
+    # scores span more than 1.8e308 (the sum is the mean of lse - pos, minus log n).
+    align = float(-_safe_mean(pos))
+    unif = float(_safe_mean(lse) - math.log(n))
     with np.errstate(over="ignore", invalid="ignore"):
-        align = float(-pos.mean())
-        unif = float(lse.mean() - math.log(n))
         out = ContrastiveLimit(alignment_term=align, uniformity_term=unif, value=align + unif)
-    return finite_or_raise(out, "the limit's terms", _SPAN)
+    return finite_or_raise(out, "the limit (the alignment term plus the uniformity term)", _SPAN)
 
 
 def sampled_contrastive_losses(
@@ -436,7 +521,9 @@ def sampled_contrastive_losses(
     ------
     TypeError, ValueError
         On bad arrays (as :func:`contrastive_loss_limit`), ``batch_size < 2``,
-        ``n_batches < 1``, a bad temperature, a missing seed, or overflowing scores.
+        ``n_batches < 1``, a bad temperature or a missing seed; ``ValueError`` if the
+        scores overflow float64 or a term does (a positive more than 1.8e308 below its
+        row's maximum). Terms whose sum overflows are averaged without overflow.
 
     Examples
     --------
@@ -463,10 +550,9 @@ def sampled_contrastive_losses(
             F = np.matmul(B[idx], np.swapaxes(A[idx], -1, -2))
             F /= tau
         finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
-        with np.errstate(over="ignore"):
-            out[s : s + chunk] = -_positive_log_probs(F, overwrite=True, hint=_SPAN).mean(axis=-1)
-    finite_or_raise(out, "a batch's mean loss", _SPAN)
-    return out
+        log_probs = _positive_log_probs(F, overwrite=True, hint=_SPAN)
+        out[s : s + chunk] = -_safe_mean(log_probs, axis=-1)  # terms near 1.8e308: no overflow
+    return finite_or_raise(out, "a batch's mean loss", "rescale Zx and Zy")
 
 
 def _losses_from_score_table(A, B, tau: float, index: np.ndarray) -> np.ndarray | None:

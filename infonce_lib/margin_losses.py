@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import as_positive_scalar, as_real_array, finite_or_raise
+from .core import _safe_mean
 
 __all__ = ["hadsell_contrastive_loss", "hardest_negative_triplet_loss"]
 
@@ -135,7 +136,11 @@ def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`~infonce_lib.infonce_at_beta`, or ``margin`` not finite and positive.
+        As :func:`~infonce_lib.infonce_at_beta` (bad ``cosines``), or ``margin`` not finite
+        and positive; ``ValueError`` if a squared violation :math:`(m - D)^2` overflows
+        float64 (``margin`` above about 1.3e154) or a batch's loss is beyond float64.
+        Violations that are each finite but whose sum overflows are averaged without
+        overflow.
 
     Examples
     --------
@@ -155,4 +160,9 @@ def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
         push *= push
     finite_or_raise(push, f"the squared margin violations at margin = {m:g}", "use a margin <= 2")
     push[:, idx, idx] = sq[:, idx, idx]  # the positive pays D^2 instead, by index
-    return 0.5 * push.sum(axis=-1).mean(axis=-1)
+    with np.errstate(over="ignore"):
+        out = 0.5 * push.sum(axis=-1).mean(axis=-1)
+        bad = ~np.isfinite(out)
+        if bad.any():  # violations near 1.8e308 whose sums overflowed: H_b = K/2 mean_ij
+            out[bad] = (0.5 * K) * _safe_mean(push[bad].reshape(-1, K * K), axis=-1)
+    return finite_or_raise(out, f"a batch's Hadsell loss at margin = {m:g}", "use a margin <= 2")

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_positive_scalar, as_real_array, as_real_scalar
+from ._validation import as_positive_scalar, as_real_array, as_real_scalar, check_array_type
 
 __all__ = ["Adam"]
 
@@ -33,7 +33,9 @@ class Adam:
     Parameters
     ----------
     params : list of numpy.ndarray
-        Float64 arrays (e.g. a critic's ``params``); :meth:`step` modifies them in place.
+        Float64 arrays (e.g. a critic's ``params``); :meth:`step` modifies them in place,
+        element by element (a ``numpy.matrix`` too; a masked array is refused, since the
+        update would ignore its mask).
     lr : float, default 1e-3
         The step size :math:`\eta > 0`.
     betas : (float, float), default (0.9, 0.999)
@@ -44,7 +46,8 @@ class Adam:
     Raises
     ------
     TypeError, ValueError
-        If a parameter is not a float64 array, or a hyperparameter is out of range.
+        If a parameter is not a float64 array (or is a masked array), or a hyperparameter
+        is out of range.
 
     Examples
     --------
@@ -62,6 +65,7 @@ class Adam:
         if not isinstance(params, list | tuple) or not params:
             raise TypeError("params must be a non-empty list of float64 arrays")
         for i, p in enumerate(params):
+            check_array_type(p, f"params[{i}]")  # a masked array: refused, its mask ignored
             if not isinstance(p, np.ndarray) or p.dtype != np.float64:
                 raise TypeError(f"params[{i}] must be a float64 numpy array (updated in place)")
         self.params = list(params)

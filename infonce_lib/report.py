@@ -11,12 +11,18 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ._validation import as_bool, check_array_type
+
 __all__ = ["Check", "Report", "format_table"]
 
 
 @dataclass(frozen=True)
 class Check:
     """One assertion of an experiment: what is checked, whether it held, and the evidence.
+
+    ``passed`` must be a real boolean (Python's or NumPy's, stored as a Python bool): a
+    string such as ``"False"`` is truthy and would report a failed check as passed, so it
+    is refused with a ``TypeError``, as are numbers and None.
 
     Examples
     --------
@@ -27,6 +33,9 @@ class Check:
     description: str
     passed: bool
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", as_bool(self.passed, "passed"))
 
     def line(self) -> str:
         """The check on one line, marked PASS or FAIL."""
@@ -124,7 +133,9 @@ def format_table(
     """A plain-text table with right-aligned columns.
 
     ``formats`` gives one format spec per column (e.g. ``".4f"``); strings are left as they
-    are.
+    are. Every row must have one cell per header: a ragged row raises ``ValueError`` naming
+    it (``rows[i]``); a masked array is refused (``TypeError``), as everywhere in the
+    library.
 
     Examples
     --------
@@ -139,10 +150,19 @@ def format_table(
         raise ValueError(
             f"formats must give one spec per column ({len(headers)}); got {len(formats)}"
         )
-    cells = [
-        [v if isinstance(v, str) else format(v, f) for v, f in zip(row, formats, strict=True)]
-        for row in rows
-    ]
+    check_array_type(rows, "rows")
+    cells = []
+    for i, row in enumerate(rows):
+        check_array_type(row, f"rows[{i}]")
+        if isinstance(row, str) or not hasattr(row, "__len__"):
+            raise TypeError(f"rows[{i}] must be a sequence of cells; got {type(row).__name__}")
+        if len(row) != len(headers):
+            raise ValueError(
+                f"rows[{i}] must have one cell per column ({len(headers)} headers); got {len(row)}"
+            )
+        cells.append(
+            [v if isinstance(v, str) else format(v, f) for v, f in zip(row, formats, strict=True)]
+        )
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
     widths = [max(w, 4) for w in widths]
     lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]

@@ -50,6 +50,7 @@ from ._validation import (
     check_same_shape,
     finite_or_raise,
 )
+from .core import _safe_mean
 
 # The cosine checks and margins are shared with the two margin losses in losses.py.
 from .margin_losses import _check_cosines, _positive_margins
@@ -241,11 +242,23 @@ class _BetaObjective:
                     self._exp(buf, 2.0 * beta)
                 np.matmul(buf, ones, out=den[q, start:stop])
         np.log(den, out=den)
-        with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: the true limit
+        with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: see _batch_means
             terms = np.multiply.outer(betas, self.pos.reshape(-1))
         terms -= den
-        with np.errstate(over="ignore"):  # a mean below -1.8e308: -inf, reported by callers
-            return math.log(self.K) + terms.reshape(len(betas), self.B, self.K).mean(axis=-1)
+        return self._batch_means(terms, betas, den)
+
+    def _batch_means(self, terms: np.ndarray, betas, log_den: np.ndarray) -> np.ndarray:
+        """``log K`` plus each batch's mean of the terms ``beta * pos - log_den`` (each of
+        shape (len(betas), B * K)): the plain mean where finite; where a term or the sum
+        left float64, ``beta * mean(pos) - mean(log_den)`` (``mean(pos)`` in [-2, 0]),
+        finite wherever the bound is, else below -1.8e308 (callers raise)."""
+        shape = (len(betas), self.B, self.K)
+        with np.errstate(over="ignore"):
+            out = math.log(self.K) + terms.reshape(shape).mean(axis=-1)
+            if not np.isfinite(out).all():
+                alt = np.multiply.outer(betas, self.pos.mean(-1)) - log_den.reshape(shape).mean(-1)
+                out = np.where(np.isfinite(out), out, math.log(self.K) + alt)
+        return out
 
     def derivatives(self, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Batch values and their first and second derivatives in ``beta``: each (B,).
@@ -256,24 +269,22 @@ class _BetaObjective:
         """
         beta = float(beta)
         if beta not in self._derivs:
-            value, first, second = self._row_derivatives(beta)
-            shape = (self.B, self.K)
-            with np.errstate(over="ignore"):  # as in batch_values_many
-                value = math.log(self.K) + value.reshape(shape).mean(axis=-1)
-            first = first.reshape(shape).mean(axis=-1)
-            self._derivs[beta] = (value, first, second.reshape(shape).mean(axis=-1))
+            value, first, second, log_den = self._row_derivatives(beta)
+            bk = (self.B, self.K)
+            value = self._batch_means(value[None], [beta], log_den[None])[0]
+            self._derivs[beta] = (value, first.reshape(bk).mean(-1), second.reshape(bk).mean(-1))
             self._values.setdefault(beta, value)
         return tuple(a.copy() for a in self._derivs[beta])
 
     def mean_derivatives(self, beta: float, rows: int) -> tuple[float, float, float]:
         """Means over the first ``rows`` rows of the value and its two derivatives (a cheap
         estimate from part of the batches; nothing remembered)."""
-        value, first, second = self._row_derivatives(float(beta), rows)
-        return (math.log(self.K) + float(value.mean()), float(first.mean()), float(second.mean()))
+        value, first, second, _ = self._row_derivatives(float(beta), rows)
+        return math.log(self.K) + _safe_mean(value), float(first.mean()), float(second.mean())
 
     def _row_derivatives(self, beta: float, rows: int | None = None):
         """Per row (the first ``rows``): ``beta D_ii - log sum e^(beta D)``, the first and the
-        second derivative in ``beta``; each of shape (rows,)."""
+        second derivative in ``beta``, and ``log sum e^(beta D)``; each of shape (rows,)."""
         n = self.D.shape[0] if rows is None else rows
         K = self.K
         den, mean, var = np.empty(n), np.empty(n), np.empty(n)
@@ -296,9 +307,10 @@ class _BetaObjective:
             np.matmul(c, ones, out=var[start:stop])
             var[start:stop] /= den[start:stop]  # a sum of non-negative terms: >= 0
         pos = self.pos.reshape(-1)[:n]
+        log_den = np.log(den)
         with np.errstate(over="ignore"):
-            value = beta * pos - np.log(den)
-        return value, pos - mean, -var
+            value = beta * pos - log_den
+        return value, pos - mean, -var, log_den
 
     def log_denominators_at_tau(self, tau: float) -> np.ndarray:
         """``log sum_j exp(D_ij / tau)`` per row, shape (B, K), each in ``[0, log K]``.
@@ -341,14 +353,14 @@ def infonce_at_beta(cosines, beta: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (B,)
-        One value per batch (``-inf`` only where the true value is below the float64
-        range, at :math:`\beta > 10^{308}`).
+        One value per batch, without overflow wherever it is in the float64 range.
 
     Raises
     ------
     TypeError, ValueError
         If ``cosines`` is not a finite (B, K, K) array in [-1, 1] with ``K >= 2``, or
-        ``beta`` is not finite and positive.
+        ``beta`` is not finite and positive; ``ValueError`` if a batch's value is below
+        -1.8e308 (:math:`\beta` times its mean gap :math:`\max_j S_{bij} - S_{bii}` is).
 
     Examples
     --------
@@ -435,7 +447,7 @@ def infonce_beta_derivatives(cosines, beta: float) -> BetaDerivatives:
     Raises
     ------
     TypeError, ValueError
-        As :func:`infonce_at_beta`.
+        As :func:`infonce_at_beta` (the derivatives are finite for every ``beta``).
 
     Examples
     --------
@@ -567,7 +579,7 @@ def _best_beta(objective: _BetaObjective, lo: float, hi: float) -> BestTemperatu
     geometric middle of the interval. The full search's last evaluation is at the returned
     ``beta`` and stays remembered by ``objective``.
     """
-    start, warm = math.sqrt(lo * hi), 0
+    start, warm = _geometric_middle(lo, hi), 0
     rows = objective.D.shape[0] // _WARM_FRACTION
     if rows >= _WARM_MIN_ROWS:
         start, _, warm = _newton_search(
@@ -576,10 +588,16 @@ def _best_beta(objective: _BetaObjective, lo: float, hi: float) -> BestTemperatu
 
     def whole(b):
         value, first, second = objective.derivatives(b)
-        return float(value.mean()), float(first.mean()), float(second.mean())
+        return float(_safe_mean(value)), float(first.mean()), float(second.mean())
 
     beta, value, n = _newton_search(whole, lo, hi, start, _BETA_RTOL)
     return BestTemperature(tau=1.0 / beta, beta=beta, infonce=value, evaluations=warm + n)
+
+
+def _geometric_middle(a: float, b: float) -> float:
+    """``sqrt(a b)``, also where ``a b`` leaves float64 (betas near 1e308 or 1e-308)."""
+    p = a * b
+    return math.sqrt(p) if 1e-300 < p < 1e300 else math.sqrt(a) * math.sqrt(b)
 
 
 def _newton_search(evaluate, lo: float, hi: float, x: float, rtol: float):
@@ -626,7 +644,7 @@ def _newton_search(evaluate, lo: float, hi: float, x: float, rtol: float):
         elif new <= a and a == lo and not done[lo]:
             nxt = lo
         else:
-            nxt = math.sqrt(a * b)
+            nxt = _geometric_middle(a, b)
         taken.append(abs(math.log(nxt / x)))
         x = nxt
 

@@ -525,3 +525,89 @@ def test_interpolated_bound_and_gradient_ignore_the_memory_layout():
         np.testing.assert_array_equal(
             g, bound_and_score_grad(C, "alpha", log_baseline=0.5, alpha=0.1)[1]
         )
+
+
+# ------------------------------------------- means of terms near 1.8e308 (finite, representable)
+
+
+def _exact_mean(values):
+    """The mean of float64 values, rounded once (exact rational arithmetic)."""
+    from fractions import Fraction
+
+    values = [float(v) for v in np.ravel(values)]
+    return float(sum(map(Fraction, values)) / len(values))
+
+
+def _huge_diagonal(sign, K=20, seed=7):
+    """Batch 0: positives of size 1.6e308 to 1.7e308 (their sum overflows, their mean does
+    not); batch 1: ordinary scores. Off-diagonal scores are ordinary in both."""
+    rng = np.random.default_rng(seed)
+    F = rng.normal(size=(2, K, K))
+    idx = np.arange(K)
+    F[0, idx, idx] = sign * rng.uniform(1.6e308, 1.7e308, size=K)
+    return F
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_barber_agakov_and_dv_average_huge_positives(sign):
+    F = _huge_diagonal(sign)
+    idx = np.arange(20)
+    want = _exact_mean(F[0, idx, idx])
+    np.testing.assert_allclose(barber_agakov_bound(F, 1.0)[0], want, rtol=1e-15)
+    np.testing.assert_allclose(dv_bound(F)[0], want, rtol=1e-15)
+    # the ordinary batch is the plain formula, bit for bit, whatever batch 0 holds
+    np.testing.assert_array_equal(barber_agakov_bound(F, 1.0)[1], barber_agakov_bound(F[1:], 1.0))
+    np.testing.assert_array_equal(dv_bound(F)[1], dv_bound(F[1:]))
+
+
+def test_the_family_averages_huge_negative_positives():
+    # Each term is finite and every batch value is about the mean positive score, -1.65e308.
+    F = _huge_diagonal(-1.0)
+    idx = np.arange(20)
+    want = _exact_mean(F[0, idx, idx])
+    values = {
+        "tuba": tuba_bound(F, 0.0),
+        "js_objective": js_objective(F),
+        "js_bound": js_bound(F),
+        "interpolated": interpolated_bound(F, 0.0, 0.5),
+    }
+    kw = {"log_baseline": 0.0, "alpha": 0.5}
+    for est in ("infonce", "nwj", "dv", "tuba", "js", "alpha"):
+        v, g = bound_and_score_grad(F, est, **kw)
+        assert np.isfinite(g).all(), est
+        values[f"grad {est}"] = v
+    for name, v in values.items():
+        np.testing.assert_allclose(v[0], want, rtol=1e-15, err_msg=name)
+        assert np.isfinite(v[1]), name
+
+
+def test_exponential_and_softplus_terms_whose_sum_overflows_are_averaged():
+    # Off-diagonal scores of 709: e^(F - 1) ~ 3e307 each, 380 of them overflow in sum.
+    F = np.zeros((1, 20, 20)) + 709.0 * (1.0 - np.eye(20))
+    want = 1.0 + 0.0 - 1.0 - math.exp(708.0)  # 1 + mean(F_ii - 1) - mean e^(F_ij - 1)
+    np.testing.assert_allclose(bound_and_score_grad(F, "nwj")[0], want, rtol=1e-13)
+    np.testing.assert_allclose(
+        bound_and_score_grad(F, "tuba", log_baseline=1.0)[0], want, rtol=1e-13
+    )
+    # softplus(F_ij) ~ F_ij for off-diagonal scores near 1.7e308
+    G = np.zeros((1, 20, 20)) + 1.7e308 * (1.0 - np.eye(20))
+    want = -math.log(2.0) - 1.7e308  # -softplus(0) - mean softplus(1.7e308)
+    np.testing.assert_allclose(js_objective(G), [want], rtol=1e-15)
+    np.testing.assert_allclose(bound_and_score_grad(G, "js")[0], [want], rtol=1e-15)
+
+
+def test_values_beyond_float64_raise_saying_what_overflowed():
+    F = _huge_diagonal(1.0)
+    with pytest.raises(ValueError, match="entropy plus the mean of the positive scores"):
+        barber_agakov_bound(F, 1e308)
+    G = F.copy()
+    G[0] -= 1.7e308 * (1.0 - np.eye(20))  # positives +1.65e308, the others -1.7e308
+    with pytest.raises(ValueError, match="the DV estimate"):
+        dv_bound(G)
+    with pytest.raises(ValueError, match="dv objective of a batch is not representable"):
+        bound_and_score_grad(G, "dv")
+    H = -G  # positives -1.65e308, the others +1.7e308: -sp(-F_ii) - sp(F_ij) < -1.8e308
+    with pytest.raises(ValueError, match="the JS objective overflowed"):
+        js_objective(H)
+    with pytest.raises(ValueError, match="the scores minus log_baseline"):
+        tuba_bound(F, -1e308)

@@ -294,3 +294,22 @@ def test_mean_and_se_of_values_near_the_float64_limit():
     m, se = mean_and_se([1.5e308, 1.5e308, 1.2e308])  # the sum overflows, the mean does not
     assert m == pytest.approx(1.4e308, rel=1e-15)
     assert se == pytest.approx(1e307, rel=1e-12)  # sd 1.732e307 / sqrt(3)
+
+
+def test_a_batch_near_the_float64_limit_leaves_the_others_bit_for_bit(rng):
+    # The mean of batch 0 needs the overflow-free route; batch 1 keeps its plain mean, the
+    # same bits as on its own (each batch's value is independent of the others).
+    F = rng.normal(size=(2, 5, 5))
+    F[0] += np.where(np.eye(5, dtype=bool), -8e307, 8e307)
+    both = infonce_bound(F)
+    assert both[0] == pytest.approx(math.log(5) - 1.6e308, rel=1e-15)
+    np.testing.assert_array_equal(both[1:], infonce_bound(F[1:]))
+    np.testing.assert_array_equal(nwj_bound(F)[1:], nwj_bound(F[1:]))
+
+
+def test_nwj_below_the_float64_range_is_minus_inf_without_a_warning():
+    # mean positive -1.7e308 minus a marginal term e^708: below -1.8e308, so -inf
+    # (documented); pytest turns a RuntimeWarning into an error.
+    F = np.full((1, 4, 4), 709.0)
+    F[0, np.arange(4), np.arange(4)] = -1.7e308
+    assert nwj_bound(F)[0] == -math.inf

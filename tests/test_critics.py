@@ -182,3 +182,28 @@ def test_overflow_is_a_clear_error():
     joint = JointCritic(3, 3, hidden=4, seed=0)
     with pytest.raises(ValueError, match="scores"):
         joint.forward(np.full((4, 3), 1.7e308), np.full((4, 3), -1.7e308))
+
+
+def test_mlp_backward_names_a_wrong_d_out_or_cache(rng):
+    params = mlp_init([2, 3, 1], seed=0)
+    out, cache = mlp_forward(params, rng.normal(size=(4, 2)))
+    # d_out of the wrong shape reached NumPy's matmul ("mismatch in its core dimension")
+    with pytest.raises(ValueError, match=r"d_out must have the shape .*\(4, 1\).*got \(3, 1\)"):
+        mlp_backward(params, cache, np.ones((3, 1)))
+    # a garbage cache raised IndexError
+    with pytest.raises(TypeError, match="cache must be the list of 2 layer inputs"):
+        mlp_backward(params, "x", np.ones_like(out))
+    with pytest.raises(TypeError, match="got 1 entries"):
+        mlp_backward(params, cache[:1], np.ones_like(out))
+    with pytest.raises(ValueError, match=r"cache\[1\] must have shape \(4, 3\)"):
+        mlp_backward(params, [cache[0], cache[0]], np.ones_like(out))
+
+
+def test_flatten_grads_says_what_it_expects():
+    # it raised NumPy's "need at least one array to concatenate"
+    with pytest.raises(ValueError, match="grads must hold at least one gradient array"):
+        flatten_grads([])
+    with pytest.raises(TypeError, match="grads must be a list of gradient arrays"):
+        flatten_grads(np.ones(3))
+    with pytest.raises(TypeError, match=r"grads\[1\]"):
+        flatten_grads([np.ones(2), "x"])

@@ -425,3 +425,81 @@ def test_bad_inputs_raise_clear_errors():
         unwarp_sphere(Z, float("nan"))
     with pytest.raises(TypeError, match="shift"):
         warp_sphere(Z, True)
+
+
+# ---------------------------------------------------------------- near the float64 limit
+
+
+def _opposite_pairs(n=20):
+    """Rows +-e_1 in turn, each paired with its opposite: scores of +-1/tau."""
+    Zx = np.tile([[1.0, 0.0], [-1.0, 0.0]], (n // 2, 1))
+    return Zx, -Zx
+
+
+def test_sampled_losses_whose_terms_add_up_beyond_float64():
+    # tau = 1/1.7e307: each term is about 3.4e307 (the scores span 3.4e307, not 1.8e308),
+    # 20 of them overflow in sum, their mean does not.
+    Zx, Zy = _opposite_pairs()
+    tau = 1 / 1.7e307
+    losses = sampled_contrastive_losses(Zx, Zy, tau, 20, 3, seed=0)
+    np.testing.assert_allclose(losses, 2 * 1.7e307, rtol=1e-15)
+
+
+def test_limit_whose_terms_add_up_beyond_float64():
+    Zx, Zy = _opposite_pairs()
+    lim = contrastive_loss_limit(Zx, Zy, 1 / 1.7e307)
+    assert lim.alignment_term == pytest.approx(1.7e307, rel=1e-15)
+    assert lim.uniformity_term == pytest.approx(1.7e307, rel=1e-15)
+    assert lim.value == pytest.approx(3.4e307, rel=1e-15)
+
+
+def test_alignment_of_distances_whose_powers_add_up_beyond_float64():
+    # each distance 1.3e154, its square 1.69e308: finite; the sum of 20 is not
+    Zx = np.zeros((20, 2))
+    Zx[:, 0] = 6.5e153
+    assert alignment(Zx, -Zx, 2.0) == pytest.approx(1.3e154**2, rel=1e-15)
+
+
+def test_alignment_of_distances_beyond_float64_whose_powers_are_not():
+    Zx = np.full((4, 3), 1.7e308)
+    # distance 2 sqrt(3) 1.7e308, beyond float64; its square root is not
+    want = math.sqrt(2 * math.sqrt(3)) * math.sqrt(1.7e308)
+    assert alignment(Zx, -Zx, 0.5) == pytest.approx(want, rel=1e-15)
+    Zx = np.full((4, 3), 1e154)  # distance 3.5e154: its square's sum overflows in the norm
+    assert alignment(Zx, -Zx, 1.0) == pytest.approx(2e154 * math.sqrt(3), rel=1e-15)
+    with pytest.raises(ValueError, match=r"distances .* to the power alpha overflowed"):
+        alignment(Zx, -Zx, 2.0)  # 1.2e309: the powers themselves overflow
+
+
+@pytest.mark.parametrize("tau", [1e-300, 1e-100, 1e-12, 5.6e-309])
+def test_sphere_log_partition_at_tiny_temperatures(tau):
+    # kappa = 1/tau beyond scipy.special.ive's range (about 1e9): closed forms for m = 1, 3
+    k = 1.0 / tau
+    want = k - (math.log(2.0) + math.log(k))
+    assert sphere_log_partition(3, tau) == pytest.approx(want, rel=1e-15)
+    assert sphere_log_partition(1, tau) == pytest.approx(k - math.log(2.0), rel=1e-15)
+    for m in (2, 10, 10**5, 10**9):
+        assert 0.0 < sphere_log_partition(m, tau) <= k  # below k, up to its rounding
+
+
+@pytest.mark.parametrize("dim", [2, 4, 10, 1000, 30_000, 10**5, 10**6])
+def test_large_argument_expansions_agree_with_ive_where_both_work(dim):
+    # Hankel's expansion (nu^2 <= kappa / 4) or Debye's: against log(ive) + kappa at the
+    # largest kappa scipy evaluates (1e9), and a little below.
+    nu = dim / 2 - 1
+    for k in (1e9, 5e8):
+        ref = math.log(scipy.special.ive(nu, k)) + k
+        assert hypersphere._log_bessel_i_large(nu, k) == pytest.approx(ref, rel=1e-15)
+
+
+def test_debye_replaces_a_series_of_millions_of_terms():
+    # A dimension of 1e8 at tau = 1e-9: ive underflows and the log-space series would need
+    # about 5e8 terms (it raised "needs more than 4 million series terms"). At the handover
+    # (the series' largest term the millionth) both routes agree.
+    assert math.isfinite(sphere_log_partition(10**8, 1e-9))
+    for b in (1e5, 1e6):
+        z = 1e6 * (b + 1e6)  # k (b + k) = z at k = 1e6
+        k = 2 * math.sqrt(z)
+        debye = math.lgamma(b) + (b - 1) * math.log(2 / k)
+        debye += hypersphere._log_bessel_i_large(b - 1, k)
+        assert debye == pytest.approx(hypersphere._log_hyp0f1(b, z), rel=1e-13)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -62,3 +63,18 @@ def test_validation():
         opt.step([np.zeros(3)])
     with pytest.raises(ValueError, match="finite"):
         opt.step([np.array([np.nan, 0.0])])
+
+
+def test_masked_parameters_are_refused_and_a_matrix_is_updated_elementwise():
+    with pytest.raises(TypeError, match=r"params\[1\] is a numpy.ma.MaskedArray"):
+        Adam([np.zeros(2), np.ma.masked_array(np.zeros(2), mask=[True, False])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        M = np.matrix(np.zeros((2, 2)))
+    A = np.zeros((2, 2))
+    g = np.array([[1.0, -2.0], [3.0, 0.5]])
+    for p in (M, A):
+        opt = Adam([p], lr=0.1)
+        for _ in range(3):
+            opt.step([g])
+    np.testing.assert_array_equal(np.asarray(M), A)

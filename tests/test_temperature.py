@@ -541,3 +541,63 @@ def test_tau_scaled_loss_at_subnormal_tau():
     T = hardest_negative_triplet_loss(S)
     np.testing.assert_array_equal(tau_scaled_loss(S, 5e-324), T)  # 1/tau = inf: no NaN
     assert np.all(np.isfinite(softmax_weights(S, 5e-324)))
+
+
+# ---------------------------------------------------------------- means near the float64 limit
+
+
+def _one_sided(K=20, B=1):
+    """Every positive at -1 and every negative at +1: each row's gap is 2."""
+    return np.ones((B, K, K)) - 2.0 * np.eye(K)
+
+
+@pytest.mark.parametrize("beta", [2e307, 8.5e307])
+def test_infonce_at_huge_beta_whose_terms_add_up_beyond_float64(beta):
+    # Each term beta * (-2) - log 19 is finite, their sum over 20 rows is not, the mean is:
+    # about -2 beta (it raised "the bound is below -1.8e308 there" before, falsely).
+    S = _one_sided()
+    want = math.log(20) - 2.0 * beta - math.log(19)
+    assert infonce_at_beta(S, beta)[0] == pytest.approx(want, rel=1e-15)
+    d = infonce_beta_derivatives(S, beta)
+    assert d.value[0] == pytest.approx(want, rel=1e-15)
+    assert d.first[0] == pytest.approx(-2.0, rel=1e-15) and d.second[0] == 0.0
+
+
+def test_infonce_at_beta_whose_term_overflows_but_mean_does_not():
+    # One row with a gap of 2 at beta = 1.5e308: that term is beyond float64, the mean over
+    # 20 rows (-1.5e307) is not.
+    S = np.ones((1, 20, 20))
+    S[0, 0, 0] = -1.0
+    assert infonce_at_beta(S, 1.5e308)[0] == pytest.approx(-1.5e307, rel=1e-15)
+    assert infonce_beta_derivatives(S, 1.5e308).value[0] == pytest.approx(-1.5e307, rel=1e-15)
+
+
+def test_infonce_at_beta_below_the_float64_range_raises_truthfully():
+    with pytest.raises(ValueError, match=r"beta = 1e\+308.*below -1.8e308"):
+        infonce_at_beta(_one_sided(), 1e308)  # the mean itself is -2e308
+
+
+def test_best_temperature_reports_a_mean_bound_near_the_float64_limit():
+    # three batches whose values, about -1.6e308, add up beyond float64
+    best = best_temperature(_one_sided(B=3), (8e307, 8.5e307))
+    assert best.beta == 8e307  # the slope is -2 everywhere: the lower end
+    assert best.infonce == pytest.approx(math.log(20 / 19) - 1.6e308, rel=1e-15)
+
+
+def test_hadsell_with_violations_whose_sum_overflows():
+    # margin 4e153: each squared violation (about 1.6e307) is finite, a row's sum of 19 is
+    # not, the batch's loss (19/2 of them, 1.52e308) is.
+    S = _one_sided(B=2)
+    S[1] = 0.3
+    m = 4e153
+    want = 9.5 * m * m + 2.0  # (19 (m - 0)^2 + D^2 = 4) / 2 per row, the same in every row
+    np.testing.assert_allclose(hadsell_contrastive_loss(S, m)[0], want, rtol=1e-14)
+    np.testing.assert_array_equal(
+        hadsell_contrastive_loss(S, m)[1:], hadsell_contrastive_loss(S[1:], m)
+    )
+
+
+def test_hadsell_loss_beyond_float64_raises_without_a_warning():
+    # margin 1.3e154, K = 20: the batch's loss is about 1.6e309 (it leaked a RuntimeWarning)
+    with pytest.raises(ValueError, match=r"Hadsell loss at margin = 1.3e\+154"):
+        hadsell_contrastive_loss(_one_sided(), 1.3e154)

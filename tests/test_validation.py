@@ -232,3 +232,73 @@ def test_masked_arrays_are_refused_by_every_loss(call):
     m = np.ma.masked_array(np.eye(2), mask=[[False, True], [False, False]])
     with pytest.raises(TypeError, match="MaskedArray"):
         call(m)
+
+
+# ---------------------------------------------------------------- the policy comes first
+
+
+def test_every_entry_point_applies_the_array_policy_first():
+    # A masked 1-D sequence used to reach .tolist(), which turns a masked entry into None
+    # ("must be a real number; got NoneType None"); the policy now speaks first, in every
+    # helper that takes a caller's value.
+    masked = np.ma.masked_array([0.5, 500.0], mask=[False, True])
+    calls = [
+        lambda: v.as_sequence(masked, "levels"),
+        lambda: v.as_int(np.ma.masked_array(3), "levels"),
+        lambda: v.as_bool(np.ma.masked_array(True), "levels"),
+        lambda: v.as_generator(np.ma.masked_array(3), "levels"),
+        lambda: v.as_options(np.ma.masked_array([1.0]), "levels"),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"levels is a numpy.ma.MaskedArray.*levels.filled"):
+            call()
+    for call in (
+        lambda: v.as_sequence(_FakeTensor([1.0]), "s"),
+        lambda: v.as_int(_FakeTensor(3), "s"),
+    ):
+        with pytest.raises(TypeError, match=r"s is a PyTorch tensor.*s.detach"):
+            call()
+    with pytest.raises(
+        TypeError, match=r"s must be a sequence \(a list, tuple or 1-D array\); got a 2-D"
+    ):
+        v.as_sequence(_matrix([[0.5, 5.0]]), "s")  # a matrix is a 2-D array
+
+
+def test_masked_sequences_are_refused_by_the_public_functions():
+    masked = np.ma.masked_array([0.5, 500.0], mask=[False, True])
+    with pytest.raises(TypeError, match=r"levels is a numpy\.ma\.MaskedArray"):
+        il.patch_level_pairs(1.0, levels=np.ma.masked_array([1.0, 3.0], mask=[False, True]))
+    with pytest.raises(TypeError, match=r"beta_bounds is a numpy\.ma\.MaskedArray"):
+        il.best_temperature(np.ones((1, 3, 3)), masked)
+    with pytest.raises(TypeError, match=r"params\[0\] is a numpy.ma.MaskedArray"):
+        il.Adam([np.ma.masked_array(np.zeros((2, 2)))])
+
+
+# ---------------------------------------------------------------- real booleans only
+
+
+_CHECKERS = sorted(n for n in il.__all__ if n.startswith("check_"))
+
+
+def test_there_are_nine_exercise_checkers():
+    assert len(_CHECKERS) == 9, _CHECKERS  # a new one joins the test below by name
+
+
+@pytest.mark.parametrize("name", _CHECKERS)
+@pytest.mark.parametrize("bad", ["False", "no", None, 0, 1, np.array([False])])
+def test_exercise_checkers_take_only_real_booleans_for_verbose(name, bad, capsys):
+    # "False" is truthy: with bool(verbose) it printed the whole report.
+    def fn(*args, **kwargs):
+        raise AssertionError("the learner's function must not run on a bad option")
+
+    with pytest.raises(TypeError, match=r"verbose must be True or False \(a bool\)"):
+        getattr(il, name)(fn, verbose=bad)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_check_takes_only_a_real_boolean():
+    for bad in ("False", None, 0, 1, "yes"):
+        with pytest.raises(TypeError, match=r"passed must be True or False"):
+            il.Check("x is positive", bad)
+    check = il.Check("x is positive", np.bool_(False))
+    assert check.passed is False and check.line() == "[FAIL] x is positive"

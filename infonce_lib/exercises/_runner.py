@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import as_bool
+
 RTOL = 1e-9
 ATOL = 1e-12
 
@@ -91,6 +93,7 @@ def run_case(fn: Callable, case: Case) -> tuple[str, str]:
 
 def run_cases(fn: Callable, cases: list[Case], verbose: bool, what: str) -> bool:
     """Run every case, print one wrapped line each (when ``verbose``), return all passed."""
+    verbose = as_bool(verbose, "verbose")  # "False" is truthy: only real booleans
     if not callable(fn):
         raise TypeError(f"fn must be a callable ({what}); got {type(fn).__name__}")
     results = [(case.name, *run_case(fn, case)) for case in cases]
@@ -123,6 +126,7 @@ def hinted_report(fn: Callable, outcomes, *, verbose: bool, unknown: str) -> boo
     yet" instead. ``unknown`` is the advice when cases fail with no recognised mistake.
     Returns whether every case passed.
     """
+    verbose = as_bool(verbose, "verbose")  # before any case runs
     lines, all_passed, hinted, seen = [], True, False, set()
     try:
         for name, passed, message, hint in outcomes:
@@ -156,6 +160,7 @@ def hinted_report(fn: Callable, outcomes, *, verbose: bool, unknown: str) -> boo
 def plain_report(outcomes, *, verbose: bool) -> bool:
     """Report ``outcomes``, an iterable of ``(case label, passed, message)``; a stub that
     raises NotImplementedError is "not attempted yet". Returns whether every case passed."""
+    verbose = as_bool(verbose, "verbose")  # before any case runs
     try:
         results = list(outcomes)
     except NotImplementedError:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._validation import as_bool
 from ..bounds import nwj_bound
 
 __all__ = ["check_nwj_bound", "nwj_mistakes"]
@@ -145,7 +146,7 @@ def check_nwj_bound(fn: Callable, *, verbose: bool = True) -> bool | None:
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable; got {type(fn).__name__}")
-    say = print if verbose else (lambda *_: None)
+    say = print if as_bool(verbose, "verbose") else (lambda *_: None)
     ok = True
     for name, F in _cases():
         expected = float(nwj_bound(F[None])[0])

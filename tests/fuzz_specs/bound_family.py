@@ -9,15 +9,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
 import infonce_lib as il
+from infonce_lib.temperature import infonce_beta_derivatives, positive_margins
 from tests.fuzzing import (
     _SCORE_DIMS,
     _SCORES,
     POS,
     Arr,
     Bad,
+    Bool,
     Choice,
     Fixed,
+    Func,
     Num,
     Seed,
     Spec,
@@ -32,6 +37,26 @@ _NEG_INF_OK = dict(check=lambda out: _finite(out, neg_inf_ok=True))  # documente
 
 def _alpha(value):
     return Bad(f"alpha = {value}", lambda kw, d, r: {**kw, "alpha": value}, ("alpha",))
+
+
+# A correct solution for each exercise checker (from its docstring): the checker runs its
+# cases on it; verbose is a boolean option (only real booleans: "False" is truthy).
+_SOLUTIONS = {
+    "check_nce_objective": il.nce_objective,
+    "check_infonce_bound": lambda F: il.infonce_bound(np.asarray(F)[None])[0],
+    "check_nwj_bound": lambda F: float(il.nwj_bound(np.asarray(F)[None])[0]),
+    "check_min_batch_size": lambda info: math.ceil(math.exp(info)),
+    "check_attainable_cap": il.attainable_cosine_cap,
+    "check_infonce_curvature": lambda S, beta: infonce_beta_derivatives(S[None], beta).second[0],
+    "check_zero_temperature_limit": lambda S: float(
+        np.mean(np.maximum(0.0, -positive_margins(S[None])[0]))
+    ),
+    "check_warped_log_density": il.warped_density_mistakes()["right"],
+}
+
+
+def _accepts_the_solution(out) -> None:
+    assert out is True, f"the checker rejected a correct solution: returned {out!r}"
 
 
 SPECS: dict[str, tuple[Spec, ...]] = {
@@ -90,6 +115,23 @@ SPECS: dict[str, tuple[Spec, ...]] = {
             dict(batch_size=Num("int", 8, minimum=2), temperature=Num(POS, 0.5, array_ok=True)),
         ),
     ),
+    **{
+        name: (
+            Spec(
+                getattr(il, name),
+                dict(fn=Func(solution), verbose=Bool(False)),
+                check=_accepts_the_solution,
+                max_examples=20,
+            ),
+        )
+        for name, solution in _SOLUTIONS.items()
+    },
+    "Check": (
+        Spec(
+            il.Check,
+            dict(description=Fixed("x is positive"), passed=Bool(True), detail=Fixed("x = 1")),
+        ),
+    ),
     "maximise_infonce_over_unit_embeddings": (
         Spec(
             il.maximise_infonce_over_unit_embeddings,
@@ -135,7 +177,6 @@ EXEMPT: dict[str, str] = {
     "mlp_backward": "a critic's backward pass; tested in tests/test_critics.py, not yet fuzzed",
     "flatten_grads": "concatenates a critic's gradients; tested in tests/test_critics.py",
     "Adam": "a class: tested in tests/test_optim.py",
-    "Check": "a record of one check; built by the experiments",
     "Report": "a record of an experiment's results; built by the experiments",
     "format_table": "formats the experiments' tables; doctested, not fuzzed",
     "CLIP_TEMPERATURE": "a published figure (a constant record)",
@@ -148,22 +189,11 @@ EXEMPT: dict[str, str] = {
     "SIMCLR_BATCH_SIZES": "a published figure (a constant record)",
     "SIMCLR_TABLE5": "a published table (a constant record)",
     "WANG_ISOLA_METRICS": "published settings (a constant record)",
-    "check_nce_objective": "an exercise checker: takes a learner's function; tested in "
-    "tests/test_exercises_nce.py",
     "nce_objective_mistakes": "the checker's catalogue of mistakes (no arguments)",
-    "check_infonce_bound": "an exercise checker: tested in tests/test_exercises_bounds.py",
     "infonce_bound_mistakes": "the checker's catalogue of mistakes (no arguments)",
-    "check_nwj_bound": "an exercise checker: tested in tests/test_bound_family.py",
     "nwj_mistakes": "the checker's catalogue of mistakes (no arguments)",
-    "check_min_batch_size": "an exercise checker: tested in tests/test_exercises_limits.py",
     "min_batch_size_mistakes": "the checker's catalogue of mistakes (no arguments)",
-    "check_attainable_cap": "an exercise checker: tested in tests/test_exercises_temperature.py",
-    "check_infonce_curvature": "an exercise checker: tested in tests/test_exercises_temperature.py",
-    "check_zero_temperature_limit": "an exercise checker: tested in "
-    "tests/test_exercises_temperature.py",
     "temperature_mistakes": "the checkers' catalogue of mistakes (no arguments)",
-    "check_warped_log_density": "an exercise checker: tested in "
-    "tests/test_exercises_misconceptions.py",
     "warped_density_mistakes": "the checker's catalogue of mistakes (no arguments)",
 }
 
