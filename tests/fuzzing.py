@@ -123,7 +123,8 @@ Tolerances of the valid extremes (:func:`test_valid_extreme`)
 Run time: the fuzz tests take about 20 s with one BLAS thread (``Spec.max_examples``, 30 to
 100 Hypothesis examples per specification, plus the exhaustive ``test_every_case``). The
 Hypothesis profile of ``make test`` is derandomized (tests/conftest.py); ``make fuzz`` draws
-afresh with many more examples, and ``FUZZ_SCALE=40`` multiplies the examples of a local run.
+afresh with 2000 / 60 times the examples of every test, each specification's
+``max_examples`` included (``tests.conftest.scaled_examples``).
 """
 
 from __future__ import annotations
