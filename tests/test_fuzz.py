@@ -225,13 +225,14 @@ def test_the_fuzzer_catches_a_truthy_boolean_option(monkeypatch):
 
 
 def test_accepted_exceptions_never_excuse_bad_input():
-    """Spec.accept lets a valid call with no answer raise; an invalid one must still raise
-    an error that names its argument, and a valid one must not raise anything else."""
-    spec = dataclasses.replace(SPEC_ITEMS["mean_and_se"], accept=(ValueError,))
+    """Spec.edge_accept lets a far extreme with no answer raise; a valid call may not, and an
+    invalid one must still raise an error that names its argument."""
+    spec = dataclasses.replace(SPEC_ITEMS["mean_and_se"], edge_accept=(il.NoMaximiserError,))
     dims = smallest(spec)
     kw = build(spec, dims, np.random.default_rng(0))
     by_id = {c.id: c for c in cases(spec, dims, kw)}
     valid, bad = by_id["(none): the valid call"], by_id["values: a NaN entry"]
+    edge = by_id["values: far extreme: entries times 1e300"]
 
     def raises(exc):
         def fn(values):
@@ -239,11 +240,14 @@ def test_accepted_exceptions_never_excuse_bad_input():
 
         return dataclasses.replace(spec, fn=fn)
 
-    run_case(raises(ValueError("no maximiser")), valid, kw)  # accepted
-    with pytest.raises(AssertionError, match="valid input raised TypeError"):
-        run_case(raises(TypeError("values")), valid, kw)
-    with pytest.raises(AssertionError, match="does not name values"):
-        run_case(raises(ValueError("no maximiser")), bad, bad.apply(kw, dims, None, lambda n: 0))
+    no_max = il.NoMaximiserError("the NCE objective has no maximiser")
+    run_case(raises(no_max), edge, edge.apply(kw, dims, None, lambda n: 0))  # accepted
+    with pytest.raises(AssertionError, match="valid input raised NoMaximiserError"):
+        run_case(raises(no_max), valid, kw)
+    with pytest.raises(AssertionError, match="crashed with NoMaximiserError"):
+        run_case(raises(no_max), bad, bad.apply(kw, dims, None, lambda n: 0))
+    with pytest.raises(AssertionError, match="TypeError does not name values"):
+        run_case(raises(TypeError("x")), edge, edge.apply(kw, dims, None, lambda n: 0))
 
 
 def test_the_ci_profile_is_deterministic_and_explore_scales_every_test():
