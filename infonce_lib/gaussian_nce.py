@@ -27,13 +27,15 @@ import numpy as np
 
 from ._maximiser import (
     _NEWTON_ITERS,
-    _newton,
+    _eta_terms,
+    _newton_twice,
     _no_maximiser_message,
     _precision_from_eta,
     _Report,
     _Samples,
 )
 from ._validation import (
+    as_bool,
     as_generator,
     as_int,
     as_options,
@@ -41,7 +43,7 @@ from ._validation import (
     as_real_array,
     finite_or_raise,
 )
-from .nce import NCEFit, _as_output
+from .nce import NCEFit, NoMaximiserError, _as_output
 
 __all__ = [
     "GaussianNCESimulation",
@@ -437,14 +439,14 @@ def fit_gaussian_nce(
     ------
     ValueError, TypeError
         If the samples are not finite, their dimensions or batch sizes disagree with each
-        other or with ``noise_cov``, ``noise_cov`` is not positive definite, or ``options``
-        holds anything but a positive integer ``maxiter``.
-    ValueError
-        If the NCE objective has no maximiser among Gaussians for these samples: when its
-        maximiser over all :math:`\eta` does not exist (data and noise separable by a
-        quadratic) or has a :math:`\Lambda` that is not positive definite, Newton's method
-        only drifts towards a degenerate or unbounded precision matrix and never converges.
-        More samples, or noise closer to the data, give the objective a maximiser.
+        other or with ``noise_cov``, ``noise_cov`` is not positive definite, ``options``
+        holds anything but a positive integer ``maxiter``, or J overflows at ``theta0``.
+    NoMaximiserError
+        A ``ValueError``: the NCE objective has no maximiser among Gaussians for these
+        samples. When its maximiser over all :math:`\eta` does not exist (data and noise
+        separable by a quadratic) or has a :math:`\Lambda` that is not positive definite,
+        Newton's method only drifts towards a degenerate or unbounded precision matrix and
+        never converges, from the start nor, tried next, from the noise itself (G = 0).
 
     Examples
     --------
@@ -459,18 +461,21 @@ def fit_gaussian_nce(
     >>> bool(abs(c + gaussian_log_partition(lam)) < 0.05)  # self-normalised: c ≈ -log Z
     True
     """
-    S_x, S_y, ln_x, ln_y, th0, _ = _gaussian_nce_inputs(x, y, noise_cov, theta0)
+    S_x, S_y, ln_x, ln_y, th0, eta_n = _gaussian_nce_inputs(x, y, noise_cov, theta0)
     nu = ln_y.shape[-1] / ln_x.shape[-1] if nu is None else as_positive_scalar(nu, "nu")
     maxiter = _newton_options(options)
     d = _dim_from_size(th0.shape[-1])
     data = _Samples(S_x, ln_x, 1.0 / ln_x.shape[-1], is_data=True)
     noise = _Samples(S_y, ln_y, nu / ln_y.shape[-1], is_data=False)
     eta0, _ = _gaussian_natural(th0, d)
-    eta, J, done, nit = _newton(eta0, data, noise, nu, maxiter)
+    if theta0 is not None:
+        J0 = _eta_terms(eta0, data, noise, nu, full=False)[0]
+        finite_or_raise(J0, "J at theta0 (with x, y and noise_cov)", "start from another theta0")
+    eta, J, done, nit = _newton_twice(eta0, eta_n, data, noise, nu, maxiter)
     lam, valid = _precision_from_eta(eta, d)
     lacking = ~(done & valid & np.isfinite(J))
     if lacking.any():
-        raise ValueError(_no_maximiser_message(lacking))
+        raise NoMaximiserError(_no_maximiser_message(lacking), lacking)
     theta = gaussian_theta(lam, eta[..., -1])
     report = _Report(
         x=theta.ravel(), fun=-float(J.sum()), success=True, status=0, nit=nit,
@@ -645,6 +650,9 @@ def simulate_gaussian_nce(
         If ``precision`` or ``noise_cov`` is not symmetric positive definite or their sizes
         differ, ``n_data < d``, ``reps < 1``, ``nu <= 0`` or :math:`\nu T_d` is not a whole
         number.
+    NoMaximiserError
+        If some drawn data sets leave the objective without a maximiser (few samples, or a
+        noise far from the data), as in :func:`fit_gaussian_nce`; its ``lacking`` says which.
 
     Examples
     --------
@@ -677,6 +685,11 @@ def simulate_gaussian_nce(
     y = rng.standard_normal((reps, t_n, d)) @ np.linalg.cholesky(cov_n).T
     try:
         return _nce_and_ml(lam, x, y, cov_n, nu)
+    except NoMaximiserError as exc:  # one sentence, in the terms of this function's arguments
+        drawn = f"for the {t_d} data and {t_n} noise samples drawn with precision and noise_cov"
+        advice = "use a larger n_data or nu, or a noise_cov closer to the inverse of precision"
+        message = _no_maximiser_message(exc.lacking, drawn, advice)
+        raise NoMaximiserError(message, exc.lacking) from None
     except ValueError as exc:
         raise ValueError(f"the NCE fit for this precision and noise_cov failed: {exc}") from None
 
@@ -749,6 +762,8 @@ def gaussian_ml_precision_mse(precision, n_data: int, *, exact: bool = True) -> 
     ------
     ValueError
         If ``precision`` is not symmetric positive definite or ``n_data`` is too small.
+    TypeError
+        If ``exact`` is not a bool (``True``, ``False`` or a NumPy boolean).
 
     Examples
     --------
@@ -763,7 +778,7 @@ def gaussian_ml_precision_mse(precision, n_data: int, *, exact: bool = True) -> 
     if lam.ndim != 2:
         raise ValueError(f"precision must be one (d, d) matrix; got shape {lam.shape}")
     d = lam.shape[0]
-    exact = bool(exact)
+    exact = as_bool(exact, "exact")
     t = as_int(n_data, "n_data", minimum=d + 4 if exact else 1)
     with np.errstate(over="ignore", invalid="ignore"):
         tr = float(np.trace(lam))

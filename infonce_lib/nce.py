@@ -42,7 +42,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._maximiser import (
+    _ADVICE,
+    _BadModelOutput,
+    _call_model,
+    _Diverged,
+    _lacking_maximiser,
+    _where,
+)
 from ._validation import (
+    as_array,
     as_options,
     as_positive_scalar,
     as_real_array,
@@ -52,7 +61,14 @@ from ._validation import (
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
 
-__all__ = ["NCEFit", "fit_nce", "mse_ratio", "nce_objective", "nce_objective_and_grad"]
+__all__ = [
+    "NCEFit",
+    "NoMaximiserError",
+    "fit_nce",
+    "mse_ratio",
+    "nce_objective",
+    "nce_objective_and_grad",
+]
 
 LogModel = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -62,7 +78,7 @@ LogModel = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 def _log_density_values(value, name: str, *, density: str) -> np.ndarray:
     """Float64 array of log-density values, at least 1-D; a clear error if not finite."""
-    raw = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    raw = as_array(value, name)  # the policy for masked arrays and tensors comes first
     if raw.dtype.kind == "f" and raw.size and not np.isfinite(raw).all():
         n_bad = int((~np.isfinite(raw)).sum())
         raise ValueError(
@@ -196,8 +212,13 @@ def nce_objective(log_model_data, log_noise_data, log_model_noise, log_noise_noi
     ------
     ValueError, TypeError
         If an array is empty, not real or not finite (a ``-inf`` noise log-density means the
-        noise density is zero at a sample, which the theory excludes), if shapes do not
-        match, or if ``nu`` is not a finite positive number.
+        noise density is zero at a sample, which the theory excludes), is a masked array or
+        a PyTorch tensor (``TypeError``), if shapes do not match, or if ``nu`` is not a
+        finite positive number.
+    ValueError
+        If :math:`J` overflows float64 although the inputs are finite: a log-density ratio
+        :math:`G = \log p_m - \log p_n` beyond ``±1.8e308`` (such as ``1e308 - (-1e308)``),
+        or the sum of the samples' terms beyond it.
 
     Examples
     --------
@@ -262,8 +283,11 @@ def nce_objective_and_grad(
     Raises
     ------
     ValueError, TypeError
-        As :func:`nce_objective`, and if the gradient arrays do not have shapes
-        ``(..., T_d, P)`` and ``(..., T_n, P)`` with the same ``P``.
+        As :func:`nce_objective` (also when :math:`J` overflows), and if the gradient arrays
+        do not have shapes ``(..., T_d, P)`` and ``(..., T_n, P)`` with the same ``P``.
+    ValueError
+        If the gradient overflows float64 although its inputs are finite: the weighted sum
+        of ``grad_model_data`` and ``grad_model_noise`` over the samples beyond ``±1.8e308``.
 
     Examples
     --------
@@ -302,6 +326,41 @@ def nce_objective_and_grad(
 
 
 # ---------------------------------------------------------------- fitting
+
+
+class NoMaximiserError(ValueError):
+    r"""The NCE objective has no maximiser for the samples: no parameter value fits best.
+
+    Raised by :func:`fit_nce`, :func:`~infonce_lib.fit_gaussian_nce` and
+    :func:`~infonce_lib.simulate_gaussian_nce` when :math:`J` keeps rising towards a
+    supremum that no parameter value attains, as it does with few samples: the fit
+    separates the data from the noise, or the parameters run off towards the edge of the
+    model's domain. A ``ValueError``, so ``except ValueError`` catches it too; its message
+    is one sentence that says what to change (more samples, or noise closer to the data).
+
+    Attributes
+    ----------
+    lacking : numpy.ndarray of bool or None
+        For a batch, which problems (rows of ``theta0``, or data sets) have no maximiser;
+        ``None`` where the fit diverged and cannot tell them apart.
+
+    Examples
+    --------
+    Data all positive and noise all negative: :math:`\log p_m(u) = \theta u` tells them
+    apart ever better as :math:`\theta` grows, so no :math:`\theta` maximises :math:`J`.
+
+    >>> x = np.array([1.0, 2.0, 0.5])
+    >>> model = lambda th, u: (th[0] * u, u[:, None])
+    >>> try:
+    ...     fit_nce(model, [0.0], x, -x, np.zeros(3), np.zeros(3))
+    ... except NoMaximiserError as exc:
+    ...     print(str(exc).split(":")[0])
+    the NCE objective has no maximiser for these samples
+    """
+
+    def __init__(self, message: str, lacking: np.ndarray | None = None):
+        super().__init__(message)
+        self.lacking = lacking
 
 
 @dataclass
@@ -350,76 +409,6 @@ class NCEFit:
         return bool(self.result.success)
 
 
-class _Jacobian:
-    """∇θ log p_m at T samples: an array (..., T, P), or factored as S (..., T, Q) @ D (..., Q, P).
-
-    The factored form suits exponential-family models, log p_m = s(u) · η(θ): S holds the
-    sufficient statistics and D = dη/dθ, and products with weights never form S @ D.
-    """
-
-    def __init__(self, S: np.ndarray, D: np.ndarray | None = None):
-        self.S, self.D = S, D
-
-    def pullback(self, w: np.ndarray) -> np.ndarray:
-        """Σ_t w_t ∇θ log p_m(u_t), shape (..., P)."""
-        out = np.matmul(w[..., None, :], self.S)[..., 0, :]
-        return out if self.D is None else np.matmul(out[..., None, :], self.D)[..., 0, :]
-
-    def gram(self, v: np.ndarray) -> np.ndarray:
-        """Σ_t v_t ∇θ log p_m(u_t) ∇θ log p_m(u_t)^T, shape (..., P, P)."""
-        G = np.swapaxes(self.S * v[..., None], -1, -2) @ self.S
-        return G if self.D is None else np.swapaxes(self.D, -1, -2) @ G @ self.D
-
-
-class _Diverged(Exception):
-    """Raised inside a fit when the model's values or J leave float64 during the optimisation.
-
-    Private: :func:`fit_nce` turns it into a ``ValueError`` that says what it means.
-    """
-
-
-class _BadModelOutput(Exception):
-    """Raised when ``log_model`` returns non-finite values; a usage error at ``theta0``."""
-
-
-def _call_model(
-    log_model: LogModel, theta: np.ndarray, u, shape: tuple, which: str, shape_name: str
-):
-    out = log_model(theta, u)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(
-            f"log_model must return a pair (log_p, grad); got {type(out).__name__} for the "
-            f"{which} samples"
-        )
-    p = theta.shape[-1]
-    log_p = np.asarray(out[0], dtype=np.float64)
-    if isinstance(out[1], tuple) and len(out[1]) == 2:
-        S = np.asarray(out[1][0], dtype=np.float64)
-        D = np.asarray(out[1][1], dtype=np.float64)
-        ok = S.shape[:-1] == shape and D.shape == (*shape[:-1], S.shape[-1], p)
-        got = f"grad factors of shapes {S.shape} and {D.shape}"
-        jac = _Jacobian(S, D)
-    else:
-        S, D = np.asarray(out[1], dtype=np.float64), None
-        ok = S.shape == (*shape, p)
-        got = f"grad of shape {S.shape}"
-        jac = _Jacobian(S)
-    if log_p.shape != shape or not ok:
-        raise ValueError(
-            f"log_model must return log_p of shape {shape}, the shape of {shape_name}, and "
-            f"grad of shape {(*shape, p)} with P = {p} the last axis of theta0, or factors S "
-            f"of shape {(*shape, 'Q')} and D of shape {(*shape[:-1], 'Q', p)}, for the "
-            f"{which} samples; got log_p of shape {log_p.shape} and {got}"
-        )
-    finite = np.isfinite(log_p).all() and np.isfinite(S).all()
-    if not (finite and (D is None or np.isfinite(D).all())):
-        raise _BadModelOutput(
-            f"log_model returned non-finite values for the {which} samples at theta = "
-            f"{np.array2string(theta, precision=4, threshold=8)}"
-        )
-    return log_p, jac
-
-
 class _NCEProblem:
     r"""The NCE objective of one fit as a function of :math:`\theta`: value, gradient, and
     Gauss-Newton Hessian-vector products (see :func:`fit_nce`).
@@ -463,10 +452,10 @@ class _NCEProblem:
         r""":math:`\nabla_\theta J`, the shape of ``theta``."""
         return self._evaluate(theta)["grad"]
 
-    def hessian_vector(self, theta, vec) -> np.ndarray:
-        r"""The Gauss-Newton approximation of :math:`\nabla^2_\theta J` times ``vec``."""
+    def gauss_newton(self, theta) -> np.ndarray:
+        r"""The Gauss-Newton approximation of :math:`\nabla^2_\theta J`, (..., P, P)."""
         ev = self._evaluate(theta)
-        if "H" not in ev:  # the Gauss-Newton matrix, block by block: (..., P, P)
+        if "H" not in ev:  # block by block
             H = np.zeros((*self.shape, self.shape[-1]))
             t_d, t_n, log_nu = self.ln_x.shape[-1], self.ln_y.shape[-1], math.log(self.nu)
             scaled = ((ev["G_x"], ev["g_x"], 1 / t_d), (ev["G_y"], ev["g_y"], self.nu / t_n))
@@ -475,16 +464,25 @@ class _NCEProblem:
                 e = np.exp(-np.abs(G - log_nu))
                 H -= g.gram(e / (1.0 + e) ** 2 * scale)
             ev["H"] = H
-        vec = np.asarray(vec, dtype=np.float64).reshape(self.shape)
-        return (ev["H"] @ vec[..., None])[..., 0]
+        return ev["H"]
 
-    # The optimiser minimises -J over a flat vector; a non-finite value there is divergence.
+    def hessian_vector(self, theta, vec) -> np.ndarray:
+        r"""The Gauss-Newton approximation of :math:`\nabla^2_\theta J` times ``vec``."""
+        H = self.gauss_newton(theta)
+        vec = np.asarray(vec, dtype=np.float64).reshape(self.shape)
+        return (H @ vec[..., None])[..., 0]
+
+    # The optimiser minimises -J over a flat vector; a theta that is not finite, a model that
+    # rejects theta or returns values beyond float64, or a non-finite J is divergence.
 
     def _checked(self, flat: np.ndarray) -> dict:
+        if not np.isfinite(flat).all():
+            raise _Diverged
         try:
-            ev = self._evaluate(flat)
-        except _BadModelOutput:
-            raise _Diverged from None
+            with np.errstate(over="ignore", invalid="ignore"):
+                ev = self._evaluate(flat)
+        except (_BadModelOutput, ValueError) as exc:
+            raise _Diverged from exc
         if not (np.isfinite(ev["J"]).all() and np.isfinite(ev["grad"]).all()):
             raise _Diverged
         return ev
@@ -507,19 +505,20 @@ _MAXITER = 2000
 _TRUST_GTOL = 1e-7  # per component, times sqrt(theta0.size)
 _LBFGS_OPTIONS = {"gtol": 1e-9, "ftol": 1e-15}
 
-#: A fit that tells every data sample from every noise sample with J above -_SEPARATED_J
-#: has reached no maximiser: J only creeps towards its supremum 0 as theta grows.
-_SEPARATED_J = 1e-3
 _SEPARATED = (
-    "the NCE objective has no maximiser for these samples: with log_noise_data and "
+    "the NCE objective has no maximiser{where} for these samples: with log_noise_data and "
     "log_noise_noise, the fit tells every data sample from every noise sample and J only "
-    "creeps towards 0 as theta grows; use more samples, or noise closer to the data"
+    f"creeps towards 0 as theta grows; {_ADVICE}"
+)
+_RUNS_OFF = (
+    "the NCE objective has no maximiser{where} for these samples: J keeps rising towards a "
+    "supremum that no theta attains, as theta runs off towards the edge of the model's "
+    f"parameters where the model degenerates; {_ADVICE}"
 )
 _DIVERGED = (
-    "the NCE fit diverged: J kept rising while theta left float64, so the objective has no "
-    "maximiser for these samples, as happens when the model tells the data from the noise "
-    "perfectly; use more samples, noise closer to the data, or rescale the model's "
-    "log-densities, log_noise_data and log_noise_noise"
+    "the NCE objective has no maximiser for these samples: the fit diverged, J rising while "
+    "theta left float64 or the values log_model accepts; use more samples, noise closer to the "
+    "data, or rescale the model's log-densities, log_noise_data and log_noise_noise"
 )
 
 
@@ -670,13 +669,25 @@ def fit_nce(
     ------
     ValueError, TypeError
         If the inputs have inconsistent shapes, ``nu`` is not positive, a noise
-        log-density is not finite, ``method`` is unknown, or ``log_model`` returns arrays of
-        the wrong shape or non-finite values at ``theta0``.
-    ValueError
-        If the objective has no maximiser for these samples: the fit diverges (:math:`J`
-        keeps rising while :math:`\theta` leaves float64), or it ends telling every data
-        sample from every noise sample with :math:`J` within ``1e-3`` of its supremum 0.
-        With few samples a flexible model can separate data from noise perfectly.
+        log-density is not finite, ``method`` is unknown, ``log_model`` returns arrays of
+        the wrong shape or non-finite values at ``theta0``, or :math:`J` or its gradient
+        overflows float64 at ``theta0``.
+    NoMaximiserError
+        A ``ValueError``: the objective has no maximiser for these samples (with few samples
+        a flexible model can separate data from noise, or degenerate). Detected so: the fit
+        diverges (:math:`\theta`, the model's values or :math:`J` leave float64, or
+        ``log_model`` raises ``ValueError`` at a :math:`\theta` the optimiser tries); or,
+        from the optimiser's end point, damped Newton steps with the Gauss-Newton matrix
+        above, each problem of a batch on its own, do not settle within 50 steps (a step
+        below ``1e-5`` times ``1 + max |theta|`` with squared decrement below ``1e-10``, the
+        tolerances of :func:`~infonce_lib.fit_gaussian_nce`), stall, or have a step or a
+        path longer than 10 times ``1 + max |theta|``; or they settle where the matrix has a
+        direction without curvature (below ``1e-14`` of the largest) along which :math:`J`,
+        one scale ``1 + max |theta|`` away, falls on one side and hardly or not at all on
+        the other (the model stops changing at an edge of its parameters); or the fit tells
+        every data sample from every noise sample with :math:`J` within ``1e-3`` of its
+        supremum 0. At a maximiser the first step already settles, and the check works on
+        copies, so it changes no result.
 
     Examples
     --------
@@ -701,19 +712,13 @@ def fit_nce(
     problem = _NCEProblem(log_model, th0.shape, data, noise, ln_x, ln_y, nu)
     try:
         fit = _fit(problem, th0, method, as_options(options))
-    except _Diverged:
-        raise ValueError(_DIVERGED) from None
-    if np.any(_separated(problem, fit.theta)):
-        raise ValueError(_SEPARATED)
+        lacking, separated = _lacking_maximiser(problem, fit.theta)
+    except _Diverged as exc:
+        raise NoMaximiserError(_DIVERGED) from exc.__cause__
+    if lacking.any():
+        message = _SEPARATED if separated[lacking].all() else _RUNS_OFF
+        raise NoMaximiserError(message.format(where=_where(lacking)), lacking)
     return fit
-
-
-def _separated(problem: _NCEProblem, theta: np.ndarray) -> np.ndarray:
-    """Per problem: does the fitted classifier get every sample right, with J near 0?"""
-    ev = problem._evaluate(theta)
-    log_nu = math.log(problem.nu)
-    right = np.all(ev["G_x"] > log_nu, axis=-1) & np.all(ev["G_y"] < log_nu, axis=-1)
-    return right & (ev["J"] > -_SEPARATED_J)
 
 
 def mse_ratio(errors_num, errors_den) -> tuple[float, float]:
@@ -746,7 +751,9 @@ def mse_ratio(errors_num, errors_den) -> tuple[float, float]:
     ------
     ValueError
         If the arrays differ in shape, have fewer than 2 repetitions, are not finite, or
-        the denominator's errors are all zero.
+        the denominator's errors are all zero; or if a repetition's squared error
+        :math:`a_r` or :math:`b_r` overflows float64 although the errors are finite (errors
+        beyond about ``1e154``).
 
     Examples
     --------

@@ -30,6 +30,18 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def scaled_examples(n: int, profile: settings | None = None) -> int:
+    """``n`` examples under the "ci" profile, scaled as the active profile scales the default.
+
+    A test that sets its own ``max_examples`` (a fuzz specification, a slow property) would
+    override the profile, so that ``make fuzz`` ran it with no more examples than ``make
+    test``; it asks for ``scaled_examples(n)`` instead, which is ``n`` under "ci" and ``n``
+    times 2000 / 60 under "explore" (``profile`` overrides the active one, for the tests).
+    """
+    active = settings.default if profile is None else profile
+    return max(1, round(n * active.max_examples / settings.get_profile("ci").max_examples))
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261129)

@@ -28,6 +28,7 @@ from infonce_lib import (
     maximise_infonce_over_unit_embeddings,
 )
 from infonce_lib.caps import _minus_infonce_on_spheres
+from tests.conftest import scaled_examples
 
 
 def decimal_cap(K: int, tau: float) -> float:
@@ -163,7 +164,7 @@ def test_bad_input(K, tau, error, needle):
 # ---------------------------------------------------------------- the proof, step by step
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled_examples(60), deadline=None)
 @given(
     K=st.integers(2, 12),
     d=st.integers(1, 14),

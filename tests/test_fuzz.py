@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import infonce_lib as il
+from tests.conftest import scaled_examples
 from tests.fuzzing import Arr, Num, _numbers, build, call, cases, collect, run_case, smallest
 
 TABLES = collect()
@@ -27,9 +28,6 @@ EXTREMES = TABLES.extremes
 EXEMPT = TABLES.exempt
 NO_EXTREME = TABLES.no_extreme
 SPEC_ITEMS = TABLES.spec_items()
-
-# FUZZ_SCALE=20 multiplies every spec's max_examples (a long local run; the suite uses 1).
-_SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
 
 # Parameters that set a scale; every function with one has a valid-extreme test (EXTREMES)
 # or a reason not to (NO_EXTREME), in its module's file of tests/fuzz_specs.
@@ -89,7 +87,7 @@ def test_fuzz(sid):
     """Hypothesis draws the sizes, the seed, the case and where a bad entry goes."""
     spec = SPEC_ITEMS[sid]
 
-    @settings(max_examples=spec.max_examples * _SCALE)
+    @settings(max_examples=scaled_examples(spec.max_examples))
     @given(data=st.data())
     def fuzz(data):
         dims = spec.dims(lambda lo, hi: data.draw(st.integers(lo, hi), label="size"))
@@ -140,7 +138,7 @@ def test_the_fuzzer_catches_a_broken_validation(monkeypatch):
     "name, label", [(n, label) for n, table in EXTREMES.items() for label in table]
 )
 @given(seed=st.integers(0, 2**16))
-@settings(max_examples=5)
+@settings(max_examples=scaled_examples(5))
 def test_valid_extreme(name, label, seed):
     """Valid extremes give finite results that agree with a float64 reference."""
     with warnings.catch_warnings():
@@ -175,7 +173,7 @@ def test_extremes_cover_every_scale_parameter():
     ],
 )
 @given(data=st.data())
-@settings(max_examples=5)
+@settings(max_examples=scaled_examples(5))
 def test_float32_input_agrees_with_float64(sid, data):
     """float32 arrays give the result of float64 arrays holding the same values
     (to 1e-12 relative, 1e-300 absolute): the library computes in float64."""
@@ -227,13 +225,14 @@ def test_the_fuzzer_catches_a_truthy_boolean_option(monkeypatch):
 
 
 def test_accepted_exceptions_never_excuse_bad_input():
-    """Spec.accept lets a valid call with no answer raise; an invalid one must still raise
-    an error that names its argument, and a valid one must not raise anything else."""
-    spec = dataclasses.replace(SPEC_ITEMS["mean_and_se"], accept=(ValueError,))
+    """Spec.edge_accept lets a far extreme with no answer raise; a valid call may not, and an
+    invalid one must still raise an error that names its argument."""
+    spec = dataclasses.replace(SPEC_ITEMS["mean_and_se"], edge_accept=(il.NoMaximiserError,))
     dims = smallest(spec)
     kw = build(spec, dims, np.random.default_rng(0))
     by_id = {c.id: c for c in cases(spec, dims, kw)}
     valid, bad = by_id["(none): the valid call"], by_id["values: a NaN entry"]
+    edge = by_id["values: far extreme: entries times 1e300"]
 
     def raises(exc):
         def fn(values):
@@ -241,8 +240,42 @@ def test_accepted_exceptions_never_excuse_bad_input():
 
         return dataclasses.replace(spec, fn=fn)
 
-    run_case(raises(ValueError("no maximiser")), valid, kw)  # accepted
-    with pytest.raises(AssertionError, match="valid input raised TypeError"):
-        run_case(raises(TypeError("values")), valid, kw)
-    with pytest.raises(AssertionError, match="does not name values"):
-        run_case(raises(ValueError("no maximiser")), bad, bad.apply(kw, dims, None, lambda n: 0))
+    no_max = il.NoMaximiserError("the NCE objective has no maximiser")
+    run_case(raises(no_max), edge, edge.apply(kw, dims, None, lambda n: 0))  # accepted
+    with pytest.raises(AssertionError, match="valid input raised NoMaximiserError"):
+        run_case(raises(no_max), valid, kw)
+    with pytest.raises(AssertionError, match="crashed with NoMaximiserError"):
+        run_case(raises(no_max), bad, bad.apply(kw, dims, None, lambda n: 0))
+    with pytest.raises(AssertionError, match="TypeError does not name values"):
+        run_case(raises(TypeError("x")), edge, edge.apply(kw, dims, None, lambda n: 0))
+
+
+def test_the_ci_profile_is_deterministic_and_explore_scales_every_test():
+    """`make test` (profile "ci") draws from a fixed seed and keeps no database; `make fuzz`
+    (profile "explore") multiplies the examples of every test, those that set their own
+    max_examples through scaled_examples included."""
+    ci, explore = settings.get_profile("ci"), settings.get_profile("explore")
+    assert ci.derandomize is True and ci.database is None
+    assert explore.derandomize is False and explore.database is None
+    assert [scaled_examples(n, ci) for n in (1, 5, 40, 60)] == [1, 5, 40, 60]
+    assert scaled_examples(40, explore) >= 20 * 40
+    active = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    assert scaled_examples(40) == scaled_examples(40, settings.get_profile(active))
+
+    def examples_run(profile: str) -> int:
+        settings.load_profile(profile)
+        try:
+            seen = []
+
+            @settings(max_examples=scaled_examples(3))
+            @given(st.integers(0, 2**62))
+            def probe(i):
+                seen.append(i)
+
+            probe()
+            return len(seen)
+        finally:
+            settings.load_profile(active)
+
+    assert examples_run("ci") == 3
+    assert examples_run("explore") >= 3 * 20

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from scipy import integrate
 from scipy.stats import multivariate_normal, norm
 
 from infonce_lib import (
+    NoMaximiserError,
     fit_gaussian_ml,
     fit_gaussian_nce,
     fit_nce,
@@ -26,6 +28,7 @@ from infonce_lib import (
     nce_objective_and_grad,
     simulate_gaussian_nce,
 )
+from infonce_lib._maximiser import _Diverged
 from infonce_lib.experiments import EXPERIMENTS, nce_efficiency
 from infonce_lib.nce import _NCEProblem
 
@@ -452,6 +455,36 @@ def test_noise_density_not_positive_and_finite_on_the_data_raises(bad):
         )
 
 
+@pytest.mark.parametrize("mask", [True, [False, True]])  # fully and partly masked
+@pytest.mark.parametrize("which", ["log_noise_data", "log_noise_noise"])
+def test_masked_noise_log_densities_are_refused_by_the_array_policy(mask, which):
+    # Masked arrays get the library's TypeError (pass .filled() or .compressed()), also where
+    # a noise log-density's own finiteness check comes first: no numpy.ma.MaskError.
+    arrays = {"log_noise_data": np.zeros(2), "log_noise_noise": np.zeros(2)}
+    arrays[which] = np.ma.masked_array([0.0, 1.0], mask=mask)
+    ln_x, ln_y = arrays["log_noise_data"], arrays["log_noise_noise"]
+    message = rf"{which} is a numpy\.ma\.MaskedArray; masks are not supported"
+    with pytest.raises(TypeError, match=message):
+        nce_objective(np.zeros(2), ln_x, np.zeros(2), ln_y)
+    with pytest.raises(TypeError, match=message):
+        nce_objective_and_grad(
+            np.zeros(2), ln_x, np.zeros(2), ln_y, np.ones((2, 1)), np.ones((2, 1))
+        )
+    model = lambda th, u: (th[0] + 0 * u, np.ones((u.size, 1)))  # noqa: E731
+    with pytest.raises(TypeError, match=message):
+        fit_nce(model, [0.0], np.zeros(2), np.zeros(2), ln_x, ln_y)
+
+
+@pytest.mark.parametrize("bad", ["False", "no", 0, 1, None, np.array([True]), 1.0])
+def test_exact_must_be_a_boolean(bad):
+    with pytest.raises(TypeError, match=r"exact must be True or False"):
+        gaussian_ml_precision_mse(LAM, 20, exact=bad)
+    for flag in (True, False):
+        want = gaussian_ml_precision_mse(LAM, 20, exact=flag)
+        assert gaussian_ml_precision_mse(LAM, 20, exact=np.bool_(flag)) == want
+    assert gaussian_ml_precision_mse(LAM, 20, exact=False) < gaussian_ml_precision_mse(LAM, 20)
+
+
 def test_non_finite_samples_raise():
     x = np.zeros((4, 2))
     x[1, 0] = np.nan
@@ -623,22 +656,48 @@ def test_problem_hessian_is_gauss_newton_for_a_curved_model(rng):
 # The case a fuzzer drew: d = 2, 6 data and 7 noise samples, seed 2315. The data spread
 # wider than the noise in one direction, so J keeps rising as the precision matrix tends
 # to singular: no Gaussian maximises it.
-def _few_samples(seed=2315, t_d=6, t_n=7, d=2):
+def _few_samples(seed=2315, t_d=6, t_n=7, d=2, noise_drawn=False):
+    """Standard-normal data, a random noise covariance, and noise samples drawn standard
+    normal too, or (``noise_drawn``) from that covariance, as NCE prescribes."""
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(t_d, d))
     y = rng.normal(size=(t_n, d))
     A = rng.normal(size=(d, d))
-    return x, y, A @ A.T + d * np.eye(d)
+    cov = A @ A.T + d * np.eye(d)
+    return x, (y @ np.linalg.cholesky(cov).T if noise_drawn else y), cov
+
+
+def _fit_generic(x, y, cov, **kw):
+    """fit_nce with gaussian_log_model, from theta = 0, against the noise N(0, cov)."""
+    ln = multivariate_normal(np.zeros(cov.shape[0]), cov)
+    ln_x, ln_y = np.atleast_1d(ln.logpdf(x)), np.atleast_1d(ln.logpdf(y))
+    return fit_nce(gaussian_log_model, np.zeros(x.shape[-1] * (x.shape[-1] + 1) // 2 + 1),
+                   x, y, ln_x, ln_y, **kw)  # fmt: skip
+
+
+def assert_one_sentence(message: str, advice=("use more samples", "noise closer to the data")):
+    """A no-maximiser message: one sentence that says so and, last, what to do."""
+    assert message.startswith("the NCE objective has no maximiser"), message
+    assert "(" not in message and not message.endswith("."), message
+    assert ". " not in message.replace("e.g. ", ""), message  # no second sentence
+    what_to_do = message.rsplit("; ", 1)[-1]
+    assert all(a in what_to_do for a in advice), message
 
 
 def test_no_maximiser_is_a_defined_error():
     x, y, cov = _few_samples()
     message = r"^the NCE objective has no maximiser for these samples: .*use more samples"
-    with pytest.raises(ValueError, match=message) as info:
+    with pytest.raises(NoMaximiserError, match=message) as info:
         fit_gaussian_nce(x, y, cov)
-    assert "(" not in str(info.value)  # one sentence, no nested parentheses
-    with pytest.raises(ValueError, match="no maximiser"):
+    assert_one_sentence(str(info.value))
+    assert isinstance(info.value, ValueError) and info.value.lacking.shape == ()
+    with pytest.raises(NoMaximiserError, match="no maximiser"):
         fit_gaussian_nce(x, y, cov, theta0=np.zeros(4))
+    # The generic fit says so too (it returned success=True here, with an eigenvalue of
+    # the precision matrix of 1e-8, before it checked its end point).
+    with pytest.raises(NoMaximiserError) as info:
+        _fit_generic(x, y, cov)
+    assert_one_sentence(str(info.value))
 
 
 def test_no_maximiser_in_a_batch_names_the_data_set():
@@ -649,8 +708,29 @@ def test_no_maximiser_in_a_batch_names_the_data_set():
     # The same noise density for both, so the second keeps its (noise-whitened) geometry.
     w = np.linalg.cholesky(cov)
     xb, yb = np.stack([x0 @ w.T, x]), np.stack([y0 @ w.T, y])
-    with pytest.raises(ValueError, match=r"no maximiser in 1 of 2 data sets, e\.g\. number 1,"):
+    with pytest.raises(
+        NoMaximiserError, match=r"no maximiser in 1 of 2 data sets, e\.g\. number 1,"
+    ) as info:
         fit_gaussian_nce(xb, yb, cov)
+    np.testing.assert_array_equal(info.value.lacking, [False, True])
+    assert_one_sentence(str(info.value))
+
+
+@pytest.mark.parametrize("method", ["trust-krylov", "L-BFGS-B"])
+def test_generic_fit_of_a_batch_names_the_problem_without_a_maximiser(method):
+    # log p_m = theta u for two problems: the first has a noise sample on the data's side
+    # (a maximiser), the second's samples are separable (none). The end point is checked
+    # problem by problem, so the error says which one; where the batch's fit diverges
+    # instead, lacking is None (a batch is one optimisation: it cannot tell them apart).
+    x = np.array([[1.0, 2.0, 0.5]] * 2)
+    y = np.array([[-1.0, -2.0, 0.7], [-1.0, -2.0, -0.5]])
+    model = lambda th, u: (th[..., :1] * u, u[..., None])  # noqa: E731
+    with pytest.raises(NoMaximiserError, match=r"in 1 of 2 data sets, e\.g\. number 1,") as info:
+        fit_nce(model, np.zeros((2, 1)), x, y, np.zeros((2, 3)), np.zeros((2, 3)), method=method)
+    np.testing.assert_array_equal(info.value.lacking, [False, True])
+    assert_one_sentence(str(info.value))
+    fit = fit_nce(model, np.zeros((1, 1)), x[:1], y[:1], np.zeros((1, 3)), np.zeros((1, 3)))
+    assert fit.success
 
 
 def test_separable_samples_have_no_maximiser():
@@ -687,6 +767,157 @@ def test_generic_fit_of_separable_samples_has_no_maximiser(method):
     y = np.array([-1.0, -2.0, 0.7])
     fit = fit_nce(model, [0.0], x, y, np.zeros(3), np.zeros(3), method=method)
     assert fit.success and abs(fit.result.jac[0]) < 1e-6
+
+
+def independent_verdict(x, y, noise_cov) -> bool | None:
+    """Does the NCE objective of the zero-mean Gaussian model have a maximiser? Decided
+    without the library's fits, in the coefficients w of the quadratic features
+    f(u) = (u_i u_j for i <= j, 1), in which log p_m is linear and J a logistic regression:
+
+    1. If a w != 0 has w . f >= 0 at every data sample and <= 0 at every noise sample, one
+       strictly (a linear program), J rises along it for ever: no maximiser.
+    2. Otherwise J, strictly concave in w, has one maximiser over all w (scipy's trust-exact
+       with the exact Hessian), and the Gaussian model, whose w are those with a positive
+       definite precision matrix, has a maximiser exactly when that w is one of them.
+
+    None where the smallest eigenvalue of that precision is too close to 0 to tell.
+    """
+    from scipy.optimize import linprog, minimize
+    from scipy.special import expit
+
+    d = x.shape[1]
+    rows, cols = np.triu_indices(d)
+
+    def features(u):
+        return np.column_stack([u[:, rows] * u[:, cols], np.ones(len(u))])
+
+    F_x, F_y = features(x), features(y)
+    signed = np.vstack([F_x, -F_y])
+    lp = linprog(-signed.sum(axis=0), A_ub=-signed, b_ub=np.zeros(len(signed)),
+                 bounds=(-1, 1), method="highs")  # fmt: skip
+    assert lp.status == 0, lp.message
+    if -lp.fun > 1e-9 * np.abs(signed).sum():
+        return False
+    nu, ln = len(y) / len(x), multivariate_normal(np.zeros(d), noise_cov)
+    o_x, o_y = -ln.logpdf(x) - math.log(nu), -ln.logpdf(y) - math.log(nu)
+
+    def minus_J(w):
+        z_x, z_y = F_x @ w + o_x, F_y @ w + o_y
+        J = -np.logaddexp(0, -z_x).mean() - nu * np.logaddexp(0, z_y).mean()
+        grad = F_x.T @ expit(-z_x) / len(x) - nu * F_y.T @ expit(z_y) / len(y)
+        return -J, -grad
+
+    def hessian(w):
+        z_x, z_y = F_x @ w + o_x, F_y @ w + o_y
+        a = expit(z_x) * expit(-z_x) / len(x)
+        b = nu * expit(z_y) * expit(-z_y) / len(y)
+        return F_x.T @ (a[:, None] * F_x) + F_y.T @ (b[:, None] * F_y)
+
+    lam_n = np.linalg.inv(noise_cov)  # start at the noise itself: G = 0 everywhere
+    w0 = np.append(np.where(rows == cols, -0.5, -1.0) * lam_n[rows, cols], ln.logpdf(0 * x[0]))
+    res = minimize(minus_J, w0, jac=True, hess=hessian, method="trust-exact",
+                   options={"gtol": 1e-11, "maxiter": 1000})  # fmt: skip
+    if np.abs(res.jac).max() > 1e-8:
+        return None
+    w = res.x[:-1]
+    lam = np.zeros((d, d))
+    lam[rows, cols] = lam[cols, rows] = np.where(rows == cols, -2.0, -1.0) * w
+    eig = np.linalg.eigvalsh(lam)
+    if abs(eig[0]) < 1e-6 * abs(eig).max():
+        return None
+    return bool(eig[0] > 0)
+
+
+def _verdict(fit, *args) -> bool:
+    """True if ``fit(*args)`` returns, False if it raises NoMaximiserError (one sentence)."""
+    try:
+        fit(*args)
+    except NoMaximiserError as exc:
+        assert_one_sentence(str(exc))
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("d", "t_d", "t_n", "seeds"), [(1, 4, 4, 120), (2, 6, 7, 150)])
+def test_no_maximiser_is_reported_exactly_when_an_independent_test_finds_none(d, t_d, t_n, seeds):
+    # Few samples (noise drawn from its density): about half the draws have no maximiser.
+    # fit_nce (trust-krylov in the log-Cholesky parameters, then its check of the end
+    # point) and fit_gaussian_nce (Newton in the natural parameters) must each raise
+    # NoMaximiserError exactly where the linear program and logistic regression above find
+    # no maximiser, and otherwise return the maximiser they find.
+    counts = {True: 0, False: 0, None: 0}
+    for seed in range(seeds):
+        x, y, cov = _few_samples(seed, t_d, t_n, d, noise_drawn=True)
+        want = independent_verdict(x, y, cov)
+        counts[want] += 1
+        if want is None:
+            continue
+        assert _verdict(_fit_generic, x, y, cov) is want, f"fit_nce, seed {seed}"
+        assert _verdict(fit_gaussian_nce, x, y, cov) is want, f"Newton, seed {seed}"
+    assert min(counts[True], counts[False]) > seeds // 4, counts  # both kinds, many of each
+    assert counts[None] <= seeds // 50, counts
+
+
+def test_fit_nce_never_returns_a_fit_heading_for_a_singular_precision():
+    # Draws on which fit_nce used to return (success=True, the precision matrix's smallest
+    # eigenvalue 1e-12 and 1e-8; success=False, 8e-5), on which the optimiser stepped to a
+    # theta of NaN and gaussian_log_model's own ValueError ("theta must be finite") came
+    # out (d = 3, seed 1), and a precision growing without bound (seed 120).
+    for seed, t_d, t_n, d, drawn in [(112, 6, 7, 2, False), (136, 6, 7, 2, False),
+                                     (6, 6, 7, 2, False), (1, 10, 10, 3, True),
+                                     (120, 6, 7, 2, True)]:  # fmt: skip
+        x, y, cov = _few_samples(seed, t_d, t_n, d, noise_drawn=drawn)
+        assert independent_verdict(x, y, cov) is False
+        with pytest.raises(NoMaximiserError) as info:
+            _fit_generic(x, y, cov)
+        assert_one_sentence(str(info.value))
+        assert not isinstance(info.value.__cause__, ValueError) or seed == 1
+        with pytest.raises(NoMaximiserError):
+            fit_gaussian_nce(x, y, cov)
+
+
+def test_a_model_that_refuses_theta_during_the_fit_means_no_maximiser():
+    # log p_m = theta u on separable samples: theta runs off, and this model refuses
+    # |theta| > 3 with its own ValueError. fit_nce reports no maximiser, keeping the
+    # model's error as the cause; a model that refuses theta0 itself is a usage error.
+    x = np.array([1.0, 2.0, 0.5])
+
+    def model(th, u):
+        if abs(th[0]) > 3:
+            raise ValueError("this model needs |theta| <= 3")
+        return th[0] * u, u[:, None]
+
+    with pytest.raises(NoMaximiserError, match="the fit diverged") as info:
+        fit_nce(model, [0.0], x, -x, np.zeros(3), np.zeros(3), method="BFGS")
+    assert_one_sentence(str(info.value), ("use more samples", "rescale the model's log-densities"))
+    assert isinstance(info.value.__cause__, ValueError)
+    with pytest.raises(ValueError, match=r"needs \|theta\| <= 3") as info:
+        fit_nce(model, [5.0], x, -x, np.zeros(3), np.zeros(3))
+    assert not isinstance(info.value, NoMaximiserError)
+
+
+def test_a_theta_that_is_not_finite_never_reaches_the_model():
+    calls = []
+
+    def model(th, u):
+        calls.append(th)
+        return th[0] * u, u[:, None]
+
+    x = np.array([1.0, -2.0])
+    problem = _NCEProblem(model, (1,), x, x, np.zeros(2), np.zeros(2), 1.0)
+    with pytest.raises(_Diverged):
+        problem._checked(np.array([np.nan]))
+    assert calls == []
+
+
+def test_simulation_without_a_maximiser_says_so_in_one_sentence():
+    with pytest.raises(NoMaximiserError) as info:
+        simulate_gaussian_nce(np.eye(2), 3, noise_cov=4 * np.eye(2), reps=20, seed=0)
+    message = str(info.value)
+    assert_one_sentence(message, ("a larger n_data", "a noise_cov closer to the inverse"))
+    where = r"no maximiser in \d+ of 20 data sets, e\.g\. number \d+, for the 3 data and 3 noise"
+    assert re.search(where + " samples drawn with precision and noise_cov: ", message)
+    assert "failed" not in message and info.value.lacking.shape == (20,)
 
 
 def test_unknown_method_is_refused_before_fitting(rng):
