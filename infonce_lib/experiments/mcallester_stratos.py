@@ -10,7 +10,7 @@ Row ``r`` uses ``numpy.random.default_rng([seed, r])``, InfoNCE first, then the 
 repetitions.
 
 The published figures, the Gaussians' dimension and :math:`N` are read from
-:data:`infonce_lib.published.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
+:data:`infonce_lib.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
 
 Checks: the exact information rounds to the published value; every InfoNCE batch is at most
 :math:`\ln N`; the last two rows are within 0.01 nats of it; the DoE estimate is as close to
