@@ -108,5 +108,8 @@ def test_landing_page_links_the_pdf(site):
     target = (page.parent / links[0]).resolve()
     assert target == (site / "book.pdf").resolve(), links
     if not target.exists():
-        skip_or_fail("the PDF is not in the site (`make pdf` copies it there)")
+        found = find_chromium()
+        skip_or_fail(
+            found.how if found.path is None else "the PDF is not in the site (`make pdf` copies it)"
+        )
     assert target.read_bytes() == PDF.read_bytes()
