@@ -571,10 +571,14 @@ def _losses_from_score_table(A, B, tau: float, index: np.ndarray) -> np.ndarray 
     if not np.isfinite(S).all():
         return None
     row_max = S.max(axis=1)
-    gap = np.diagonal(S) - row_max  # log E[a, a] <= 0
-    if gap.min() < -600.0:
-        return None
-    S -= row_max[:, None]
+    # A score more than 1.8e308 below its row's maximum gives -inf in the differences, and
+    # exp(-inf) = 0 is right (e^-600 already underflows); a positive that far below gives
+    # gap = -inf, below the -600 of the fallback.
+    with np.errstate(over="ignore"):
+        gap = np.diagonal(S) - row_max  # log E[a, a] <= 0
+        if gap.min() < -600.0:
+            return None
+        S -= row_max[:, None]
     E = np.exp(S, out=S)
     index = index.astype(np.intp, copy=False)  # bincount and take want intp (int32 in Pyodide)
     nb, k = index.shape

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -503,3 +504,46 @@ def test_debye_replaces_a_series_of_millions_of_terms():
         debye = math.lgamma(b) + (b - 1) * math.log(2 / k)
         debye += hypersphere._log_bessel_i_large(b - 1, k)
         assert debye == pytest.approx(hypersphere._log_hyp0f1(b, z), rel=1e-13)
+
+
+def _span_beyond_float64(seed=4):
+    """The unit pairs of rng(seed) with one entry of Zy set to 1.7e308: anchor 1's scores
+    are finite (-8.8e307 and 1.25e308 at tau = 0.5) but span more than 1.8e308."""
+    rng = np.random.default_rng(seed)
+    Zx, Zy = _unit(rng, 2, 2), _unit(rng, 2, 2)
+    Zy.flat[3] = 1.7e308
+    return Zx, Zy
+
+
+def _loop_losses(Zx, Zy, tau, index):
+    """Each batch's loss from its scores in Python floats: every score less its row's
+    maximum first (a score 1.8e308 below it gives -inf, whose exponential is 0), so that
+    log K is not lost beside a score of 1e308."""
+    out = []
+    for idx in index:
+        terms = []
+        for i, a in enumerate(idx):
+            row = [math.fsum(Zy[a] * Zx[c]) / tau for c in idx]
+            shifted = [v - max(row) for v in row]
+            terms.append(math.log(math.fsum(math.exp(v) for v in shifted)) - shifted[i])
+        out.append(math.fsum(terms) / len(idx))
+    return out
+
+
+@pytest.mark.parametrize("route", ["score table", "batch by batch"])
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_sampled_losses_of_scores_spanning_more_than_float64(monkeypatch, route, seed):
+    # Scores more than 1.8e308 below their row's maximum contribute e^-inf = 0 to the
+    # denominators, which is right; no RuntimeWarning (the subtraction once overflowed).
+    Zx, Zy = _span_beyond_float64()
+    S = Zy @ Zx.T / 0.5
+    assert np.isfinite(S).all() and S[1, 1] > 0 > S[1, 0] and S[1, 1] > S[1, 0] + 1.7e308
+    if route == "batch by batch":
+        monkeypatch.setattr(hypersphere, "_MAX_ENTRIES", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = sampled_contrastive_losses(Zx, Zy, 0.5, 3, 2, seed=seed)
+    index = np.random.default_rng(seed).integers(0, 2, size=(2, 3))
+    want = _loop_losses(Zx, Zy, 0.5, index)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    assert seed != 1 or len(set(index[0])) == 2  # one of the seeds mixes the two pairs
