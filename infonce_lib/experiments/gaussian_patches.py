@@ -414,17 +414,16 @@ def _results(r: Result) -> dict:
             "infonce": float(r.cosine_infonce[ti]),
             "se": float(r.cosine_se[ti]),
             "cap": float(r.cosine_cap[ti]),  # the score-range cap
+            "max_minus_cap": float(r.cosine_max_minus_cap[ti]),
+            "attainable_cap": float(r.cosine_attainable_cap[ti]),
+            "max_minus_attainable_cap": float(r.cosine_max_minus_attainable_cap[ti]),
         }
         for ti, t in enumerate(r.taus)
     ]
-    cosine = {
-        "I": float(r.cosine_level),
-        "K": int(r.cosine_batch_size),
-        "rows": rows,
-        "best_tau": float(r.best_tau),
-        "best_infonce": float(r.best_infonce),
-        "optimal_critic": float(r.optimal_critic),
-    }
+    best = ("best_tau", "best_infonce", "best_cap", "best_max_minus_cap", "best_attainable_cap",
+            "best_max_minus_attainable_cap", "optimal_critic")  # fmt: skip
+    cosine = {"I": float(r.cosine_level), "K": int(r.cosine_batch_size), "rows": rows}
+    cosine.update({k: float(getattr(r, k)) for k in best})
     return {"levels": levels, "bounds": bounds, "cosine": cosine}
 
 
@@ -606,13 +605,20 @@ def report(config: Config | None = None) -> Report:
             {"levels": [{"I", "sigma", "mean_log_ratio", "se", "z", "mi_gap",
                          "max_cov_error"}, ...],
              "bounds": [{"I", "K", "infonce", "infonce_se", "loo", "loo_se"}, ...],
-             "cosine": {"I", "K", "rows": [{"tau", "infonce", "se", "cap"}, ...],
-                        "best_tau", "best_infonce", "optimal_critic"}}
+             "cosine": {"I", "K",
+                        "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap",
+                                  "attainable_cap", "max_minus_attainable_cap"}, ...],
+                        "best_tau", "best_infonce", "best_cap", "best_max_minus_cap",
+                        "best_attainable_cap", "best_max_minus_attainable_cap",
+                        "optimal_critic"}}
 
         with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats),
-        ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``, and ``cap``
-        the score-range cap :func:`~infonce_lib.cosine_cap` (the attainable cap is a
-        function of ``K`` and ``tau`` alone: :func:`~infonce_lib.attainable_cosine_cap`).
+        ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``, ``cap`` the
+        score-range cap :func:`~infonce_lib.cosine_cap`, ``attainable_cap`` the attainable
+        cap of unit-norm embeddings :func:`~infonce_lib.attainable_cosine_cap`, and
+        ``max_minus_*`` the largest batch value minus that cap (the ``best_*`` at the best
+        temperature): the cosine cell's keys and values are those of
+        ``reproduce cosine-temperature --json``.
     """
     r = run(config)
     return Report(results=_results(r), tables=tables(r), checks=checks(r))
