@@ -15,6 +15,7 @@ from . import (
     bound_family,
     bounds,
     caps,
+    convergence,
     core,
     critics,
     doe,
@@ -32,10 +33,12 @@ from . import (
     published,
     report,
     temperature,
+    warped_patches,
 )
 from .bound_family import *  # noqa: F403
 from .bounds import *  # noqa: F403
 from .caps import *  # noqa: F403
+from .convergence import *  # noqa: F403
 from .core import *  # noqa: F403
 from .critics import *  # noqa: F403
 from .doe import *  # noqa: F403
@@ -65,6 +68,7 @@ from .patches import *  # noqa: F403
 from .published import *  # noqa: F403
 from .report import *  # noqa: F403
 from .temperature import *  # noqa: F403
+from .warped_patches import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -72,8 +76,8 @@ __version__ = "0.1.0"
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,
     gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
-    _exercises_limits, hypersphere, caps, temperature, margin_losses, _exercises_temperature,
-    _exercises_misconceptions, published, report,
+    _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
+    _exercises_temperature, warped_patches, _exercises_misconceptions, published, report,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

@@ -22,7 +22,8 @@ uniform on the sphere (if such an encoder exists). They also define two metrics,
 Here the data are a finite set of :math:`n` positive pairs of embeddings (rows of ``Zx`` and
 ``Zy``), :math:`p_{\mathrm{pos}}` is uniform over the pairs and :math:`p_{\mathrm{data}}`
 uniform over the rows of ``Zx``; for that distribution :func:`contrastive_loss_limit` is
-exact, and :func:`sampled_contrastive_losses` draws finite batches from it.
+exact. Finite batches drawn from it, and how their loss approaches the limit, are in
+:mod:`infonce_lib.convergence`.
 """
 
 from __future__ import annotations
@@ -41,14 +42,13 @@ from ._validation import (
     as_real_scalar,
     finite_or_raise,
 )
-from .core import _positive_log_probs, _safe_mean
+from .core import _safe_mean
 
 __all__ = [
     "ContrastiveLimit",
     "alignment",
     "contrastive_loss_limit",
     "sample_sphere_pairs",
-    "sampled_contrastive_losses",
     "sphere_log_partition",
     "uniformity",
     "unwarp_sphere",
@@ -439,6 +439,11 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     """
     A, B = _pair_arrays(Zx, Zy)
     tau = as_positive_scalar(temperature, "temperature")
+    return _limit_and_log_sums(A, B, tau)[0]
+
+
+def _limit_and_log_sums(A: np.ndarray, B: np.ndarray, tau: float):
+    """The limit of clean pairs and each anchor's ``log sum_c exp(Zy[a] . Zx[c] / tau)``."""
     n = A.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
         pos = np.einsum("ij,ij->i", A, B) / tau
@@ -462,136 +467,8 @@ def contrastive_loss_limit(Zx, Zy, temperature: float) -> ContrastiveLimit:
     unif = float(_safe_mean(lse) - math.log(n))
     with np.errstate(over="ignore", invalid="ignore"):
         out = ContrastiveLimit(alignment_term=align, uniformity_term=unif, value=align + unif)
-    return finite_or_raise(out, "the limit (the alignment term plus the uniformity term)", _SPAN)
-
-
-def sampled_contrastive_losses(
-    Zx, Zy, temperature: float, batch_size: int, n_batches: int, seed
-) -> np.ndarray:
-    r"""InfoNCE losses of random batches of positive pairs drawn from a finite set.
-
-    Each batch draws :math:`K` pair indices :math:`a_1, \dots, a_K` uniformly with
-    replacement (so the negatives of every anchor are i.i.d. draws from
-    :math:`p_{\mathrm{data}}`, as in Wang & Isola's Theorem 1) and returns
-
-    .. math::
-
-        \hat{\mathcal{L}}_K = -\frac1K \sum_{i=1}^{K}
-        \log \frac{e^{z^{x\top}_{a_i} z^y_{a_i} / \tau}}
-        {\sum_{j=1}^{K} e^{z^{x\top}_{a_j} z^y_{a_i} / \tau}},
-
-    the loss of chapter 2 with anchors :math:`z^y` and candidates :math:`z^x` (positive in the
-    denominator; van den Oord et al., 2018, eq. 4). Its expectation is the loss with
-    :math:`M = K - 1` negatives, and :math:`\hat{\mathcal{L}}_K - \log K` tends to
-    :func:`contrastive_loss_limit` as :math:`K` grows.
-
-    Parameters
-    ----------
-    Zx, Zy : array_like, shape (n, m)
-        Embeddings of the positive pairs, ``n >= 2``.
-    temperature : float
-        :math:`\tau > 0`.
-    batch_size : int
-        :math:`K \ge 2`.
-    n_batches : int
-        Number of independent batches, ``>= 1``.
-    seed : int or numpy.random.Generator
-        Source of randomness (explicit). The indices are
-        ``rng.integers(0, n, size=(n_batches, K))``, row ``b`` for batch ``b``.
-
-    Notes
-    -----
-    Every score of every batch is an entry of the :math:`n \times n` matrix
-    :math:`S = Z_y Z_x^\top / \tau`. When that matrix fits in 32 MB, it is computed and
-    exponentiated once, each row shifted by its maximum :math:`m_a`, and a batch's
-    denominators are sums of entries of :math:`E = e^{S - m}`: gathered by index for small
-    :math:`K`, or, for :math:`K^2 \gtrsim n^2 / 100`, as one matrix product of :math:`E` with
-    the batch's counts of each pair (:math:`\sum_j E_{a_i a_j} = \sum_c E_{a_i c}\, n_c`).
-    A batch's values are the same as from its own :math:`K \times K` scores, to rounding.
-    Otherwise (a larger :math:`n`, or a positive more than 600 nats below its row's
-    maximum, where :math:`E` could underflow) the scores are computed batch by batch, a
-    block of batches at a time (at most 32 MB).
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_batches,)
-        One loss per batch, in nats.
-
-    Raises
-    ------
-    TypeError, ValueError
-        On bad arrays (as :func:`contrastive_loss_limit`), ``batch_size < 2``,
-        ``n_batches < 1``, a bad temperature or a missing seed; ``ValueError`` if the
-        scores overflow float64 or a term does (a positive more than 1.8e308 below its
-        row's maximum). Terms whose sum overflows are averaged without overflow.
-
-    Examples
-    --------
-    >>> Z = np.tile([[0.0, 1.0]], (4, 1))      # one point: every loss is log K
-    >>> L = sampled_contrastive_losses(Z, Z, 0.5, 8, 3, seed=0)
-    >>> np.round(L - np.log(8), 12)
-    array([0., 0., 0.])
-    """
-    A, B = _pair_arrays(Zx, Zy)
-    tau = as_positive_scalar(temperature, "temperature")
-    k = as_int(batch_size, "batch_size", minimum=2)
-    nb = as_int(n_batches, "n_batches", minimum=1)
-    rng = as_generator(seed)
-    index = rng.integers(0, A.shape[0], size=(nb, k))
-    if A.shape[0] ** 2 <= _MAX_ENTRIES:
-        out = _losses_from_score_table(A, B, tau, index)
-        if out is not None:
-            return out
-    chunk = max(1, min(nb, _MAX_ENTRIES // (k * k)))
-    out = np.empty(nb)
-    for s in range(0, nb, chunk):
-        idx = index[s : s + chunk]
-        with np.errstate(over="ignore", invalid="ignore"):
-            F = np.matmul(B[idx], np.swapaxes(A[idx], -1, -2))
-            F /= tau
-        finite_or_raise(F, "the scores Zy @ Zx.T / temperature")
-        log_probs = _positive_log_probs(F, overwrite=True, hint=_SPAN)
-        out[s : s + chunk] = -_safe_mean(log_probs, axis=-1)  # terms near 1.8e308: no overflow
-    return finite_or_raise(out, "a batch's mean loss", "rescale Zx and Zy")
-
-
-def _losses_from_score_table(A, B, tau: float, index: np.ndarray) -> np.ndarray | None:
-    """Batch losses from the exponentiated table of all n x n scores; ``None`` if unsafe.
-
-    ``S[a, c] = Zy[a] . Zx[c] / tau`` is computed once and each row shifted by its maximum
-    ``m_a``, so ``E = exp(S - m)`` lies in ``[0, 1]``. The loss of anchor ``a_i`` in a batch is
-    ``-(S[a_i, a_i] - m_{a_i}) + log sum_j E[a_i, a_j]``; the sum includes the positive, so it
-    is at least ``exp(S[a_i, a_i] - m_{a_i})``, kept above ``e^-600`` (no underflow) or the
-    caller falls back to batch-by-batch scores, as it does when a score is not finite.
-    """
-    n = A.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        S = B @ A.T
-        S /= tau
-    if not np.isfinite(S).all():
-        return None
-    row_max = S.max(axis=1)
-    gap = np.diagonal(S) - row_max  # log E[a, a] <= 0
-    if gap.min() < -600.0:
-        return None
-    S -= row_max[:, None]
-    E = np.exp(S, out=S)
-    index = index.astype(np.intp, copy=False)  # bincount and take want intp (int32 in Pyodide)
-    nb, k = index.shape
-    by_counts = 100 * k * k >= n * n  # then n^2 multiply-adds per batch beat k^2 gathers
-    chunk = max(1, _MAX_ENTRIES // (n if by_counts else k * k))
-    out = np.empty(nb)
-    for s in range(0, nb, chunk):
-        idx = index[s : s + chunk]
-        m = idx.shape[0]
-        if by_counts:  # counts[b, c]: how often pair c is in batch b
-            flat = (idx + n * np.arange(m)[:, None]).ravel()
-            counts = np.bincount(flat, minlength=m * n).reshape(m, n).astype(np.float64)
-            denom = np.take_along_axis(counts @ E.T, idx, axis=1)
-        else:
-            denom = E.ravel().take((idx * n)[:, :, None] + idx[:, None, :]).sum(axis=-1)
-        out[s : s + chunk] = (np.log(denom) - gap[idx]).mean(axis=-1)
-    return out
+    finite_or_raise(out, "the limit (the alignment term plus the uniformity term)", _SPAN)
+    return out, lse
 
 
 def sample_sphere_pairs(

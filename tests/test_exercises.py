@@ -207,3 +207,16 @@ def test_the_checker_does_not_change_its_own_cases():
 def test_not_callable_raises_type_error():
     with pytest.raises(TypeError, match="fn must be a callable"):
         check_info_nce(42)
+
+
+@pytest.mark.parametrize("bad", ["False", "no", 0, 1, None, np.array([False])])
+def test_verbose_must_be_a_real_boolean_checked_by_as_bool(bad, monkeypatch, capsys):
+    # "False" is truthy: only real booleans are accepted, through _validation.as_bool, before
+    # any case runs (nothing is printed).
+    with pytest.raises(TypeError, match="verbose must be True or False"):
+        check_info_nce(info_nce_loss, verbose=bad)
+    assert capsys.readouterr().out == ""
+    assert check_info_nce(info_nce_loss, verbose=np.bool_(False)) is True
+    # The check is as_bool's: with it replaced by bool(), the bad value would be accepted.
+    monkeypatch.setattr("infonce_lib.exercises._runner.as_bool", lambda value, name: bool(value))
+    assert check_info_nce(info_nce_loss, verbose=bad) is True

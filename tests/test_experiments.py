@@ -23,7 +23,7 @@ from infonce_lib import (
     infonce_beta_derivatives,
     patch_level_pairs,
 )
-from infonce_lib.experiments import EXPERIMENTS, cosine_temperature, gaussian_patches
+from infonce_lib.experiments import EXPERIMENTS, _shared, cosine_temperature, gaussian_patches
 
 SMALL = {
     "m_pairs": 4096,
@@ -114,7 +114,7 @@ def test_both_caps_are_checked_and_each_check_can_fail(experiment):
     assert _failed(experiment.checks(r)) == []
     prefix = "" if experiment is cosine_temperature else "cosine_"
     table = prefix + "max_minus_attainable_cap"
-    tol = gaussian_patches.ATTAINABLE_CAP_TOL
+    tol = _shared.ATTAINABLE_CAP_TOL
     # A batch above the attainable cap (but below the score-range cap) fails only that check,
     # at the best temperature or at one of the table's; round-off within the allowance passes.
     for change in (

@@ -1,4 +1,7 @@
-"""Tests for infonce_lib.hypersphere: Wang & Isola's metrics and the large-K limit."""
+"""Tests for infonce_lib.hypersphere: Wang & Isola's metrics and the large-K limit.
+
+Finite batches drawn from a set of pairs (infonce_lib.convergence) are in test_convergence.py.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from infonce_lib import hypersphere, info_nce_loss
+from infonce_lib import hypersphere
 from infonce_lib.hypersphere import (
     ContrastiveLimit,
     alignment,
     contrastive_loss_limit,
     sample_sphere_pairs,
-    sampled_contrastive_losses,
     sphere_log_partition,
     uniformity,
     unwarp_sphere,
@@ -249,83 +251,6 @@ def test_limit_small_temperature_is_finite():
     assert lim.value == pytest.approx(-math.log(3), abs=1e-9)
 
 
-# ---------------------------------------------------------------- finite batches
-
-
-def test_sampled_losses_equal_info_nce_loss_of_chapter_2(rng):
-    Zx, Zy = _unit(rng, 20, 3), _unit(rng, 20, 3)
-    got = sampled_contrastive_losses(Zx, Zy, 0.5, 6, 4, seed=42)
-    idx = np.random.default_rng(42).integers(0, 20, size=(4, 6))
-    for b in range(4):
-        ref = info_nce_loss(Zy[idx[b]], Zx[idx[b]], temperature=0.5)  # anchors y, candidates x
-        assert got[b] == pytest.approx(ref, rel=1e-13)
-
-
-def test_sampled_losses_blocking_does_not_change_values(monkeypatch, rng):
-    Zx, Zy = _unit(rng, 20, 3), _unit(rng, 20, 3)
-    a = sampled_contrastive_losses(Zx, Zy, 0.5, 5, 7, seed=1)
-    monkeypatch.setattr(hypersphere, "_MAX_ENTRIES", 30)  # one batch per block
-    np.testing.assert_allclose(sampled_contrastive_losses(Zx, Zy, 0.5, 5, 7, seed=1), a, 1e-14)
-
-
-def _batch_by_batch_losses(Zx, Zy, tau, k, nb, seed):
-    """Reference: each batch's K x K scores and its InfoNCE loss, one batch at a time."""
-    idx = np.random.default_rng(seed).integers(0, Zx.shape[0], size=(nb, k))
-    return np.array([info_nce_loss(Zy[i], Zx[i], temperature=tau) for i in idx])
-
-
-@pytest.mark.parametrize(
-    "n, k, route",
-    [(60, 3, "gathered"), (60, 4, "gathered"), (30, 3, "counts"), (12, 40, "counts")],
-)
-def test_sampled_losses_from_the_score_table_match_batch_by_batch(rng, n, k, route):
-    # 100 k^2 >= n^2 routes to the counts product, below it to gathered entries.
-    assert (100 * k * k >= n * n) == (route == "counts")
-    Zx, Zy = _unit(rng, n, 3), _unit(rng, n, 3)
-    got = sampled_contrastive_losses(Zx, Zy, 0.3, k, 9, seed=7)
-    want = _batch_by_batch_losses(Zx, Zy, 0.3, k, 9, seed=7)
-    np.testing.assert_allclose(got, want, rtol=1e-13)
-
-
-@pytest.mark.parametrize("n, k, nb, max_entries", [(12, 40, 30, 150), (60, 3, 900, 3_600)])
-def test_sampled_losses_from_the_score_table_in_blocks(monkeypatch, rng, n, k, nb, max_entries):
-    # The n x n table just fits; the batches go in blocks of 12 (counts) or 400 (gathered).
-    Zx, Zy = _unit(rng, n, 3), _unit(rng, n, 3)
-    want = _batch_by_batch_losses(Zx, Zy, 0.5, k, nb, seed=3)
-    monkeypatch.setattr(hypersphere, "_MAX_ENTRIES", max_entries)
-    got = sampled_contrastive_losses(Zx, Zy, 0.5, k, nb, seed=3)
-    np.testing.assert_allclose(got, want, rtol=1e-13)
-
-
-def test_sampled_losses_fall_back_when_a_positive_is_far_below_its_row_max(rng):
-    # At tau = 1e-5 a noisy positive lies hundreds of nats below a closer candidate, where
-    # exp(S - max) could underflow: batch-by-batch scores are used, and the answer is exact.
-    Zx = _unit(rng, 30, 3)
-    Zy = Zx + 0.3 * rng.normal(size=Zx.shape)
-    Zy /= np.linalg.norm(Zy, axis=1, keepdims=True)
-    S = Zy @ Zx.T / 1e-5
-    assert (np.diagonal(S) - S.max(axis=1)).min() < -600
-    got = sampled_contrastive_losses(Zx, Zy, 1e-5, 6, 5, seed=2)
-    np.testing.assert_allclose(got, _batch_by_batch_losses(Zx, Zy, 1e-5, 6, 5, 2), rtol=1e-13)
-
-
-def test_sampled_losses_minus_log_k_converge_to_the_limit():
-    Zx, Zy = sample_sphere_pairs(500, 3, concentration=2.0, noise=0.2, seed=0)
-    lim = contrastive_loss_limit(Zx, Zy, 0.5).value
-    rms = []
-    for k, nb in ((4, 4000), (64, 400), (1024, 40)):
-        dev = sampled_contrastive_losses(Zx, Zy, 0.5, k, nb, seed=k) - math.log(k) - lim
-        rms.append(math.sqrt(np.mean(dev**2)))
-    assert rms[0] > 2 * rms[1] > 4 * rms[2]
-    assert rms[2] < 0.03
-
-
-def test_collapsed_embeddings_give_log_k_on_every_batch():
-    Z = np.tile([[1.0, 0.0]], (5, 1))
-    L = sampled_contrastive_losses(Z, Z, 0.05, 16, 3, seed=0)
-    np.testing.assert_allclose(L, math.log(16), rtol=1e-14)
-
-
 # ---------------------------------------------------------------- sampler
 
 
@@ -399,14 +324,6 @@ def test_bad_inputs_raise_clear_errors():
         contrastive_loss_limit(Z, Z, 0.0)
     with pytest.raises(ValueError, match="overflowed"):
         contrastive_loss_limit(Z * 1e200, Z * 1e200, 1e-100)
-    with pytest.raises(ValueError, match="batch_size must be >= 2"):
-        sampled_contrastive_losses(Z, Z, 0.5, 1, 3, seed=0)
-    with pytest.raises(ValueError, match="n_batches must be >= 1"):
-        sampled_contrastive_losses(Z, Z, 0.5, 2, 0, seed=0)
-    with pytest.raises(TypeError, match="seed"):
-        sampled_contrastive_losses(Z, Z, 0.5, 2, 3, seed=None)
-    with pytest.raises(ValueError, match="overflowed"):
-        sampled_contrastive_losses(Z * 1e200, Z * 1e200, 1e-100, 2, 3, seed=0)
     with pytest.raises(ValueError, match="dim must be >= 1"):
         sphere_log_partition(0, 0.5)
     with pytest.raises(ValueError, match="temperature"):
@@ -434,15 +351,6 @@ def _opposite_pairs(n=20):
     """Rows +-e_1 in turn, each paired with its opposite: scores of +-1/tau."""
     Zx = np.tile([[1.0, 0.0], [-1.0, 0.0]], (n // 2, 1))
     return Zx, -Zx
-
-
-def test_sampled_losses_whose_terms_add_up_beyond_float64():
-    # tau = 1/1.7e307: each term is about 3.4e307 (the scores span 3.4e307, not 1.8e308),
-    # 20 of them overflow in sum, their mean does not.
-    Zx, Zy = _opposite_pairs()
-    tau = 1 / 1.7e307
-    losses = sampled_contrastive_losses(Zx, Zy, tau, 20, 3, seed=0)
-    np.testing.assert_allclose(losses, 2 * 1.7e307, rtol=1e-15)
 
 
 def test_limit_whose_terms_add_up_beyond_float64():

@@ -75,3 +75,30 @@ def test_the_book_renders_stored_values_and_refuses_two_values_for_one_name():
     nb.cells.append(_md("{eval}`a`", {"a": "'2'"}))
     with pytest.raises(ValueError, match="two different stored values"):
         stored_expressions.stored_expressions(nb)
+
+
+def _stream(name, text):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_normalise_merges_consecutive_streams_of_one_name():
+    # A kernel flushed one cell's stdout in two messages: stored as one output, in order;
+    # a stderr output between two stdout outputs, or a display between them, keeps them apart.
+    display = nbformat.v4.new_output("display_data", data={"text/plain": "fig"})
+    split = [_stream("stdout", "a\n"), _stream("stdout", ["b\n", "c\n"]), _stream("stdout", "d")]
+    mixed = [_stream("stdout", "x\n"), _stream("stderr", "w\n"), _stream("stdout", "y\n"),
+             display, _stream("stdout", "z\n"), _stream("stdout", "!\n")]  # fmt: skip
+    cells = [
+        nbformat.v4.new_code_cell("print(1)", outputs=split),
+        nbformat.v4.new_code_cell("print(2)", outputs=mixed),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert any("not merged" in f for f in notebooks.problems(nb))
+    notebooks.normalise(nb)
+    first, second = (cell.outputs for cell in nb.cells)
+    assert [(o.name, o.text) for o in first] == [("stdout", "a\nb\nc\nd")]
+    assert [(o.get("name"), o.get("text")) for o in second] == [
+        ("stdout", "x\n"), ("stderr", "w\n"), ("stdout", "y\n"), (None, None), ("stdout", "z\n!\n"),
+    ]  # fmt: skip
+    assert not [f for f in notebooks.problems(nb) if "not merged" in f]
+    nbformat.validate(nb)

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from infonce_lib import (
+    attainable_cosine_cap,
     best_temperature,
+    cosine_cap,
     cosine_scores,
     gaussian_field,
     infonce_at_beta,
@@ -26,7 +28,7 @@ from infonce_lib import (
     sample_patch_pairs,
     sigma_for_information,
 )
-from infonce_lib.experiments import EXPERIMENTS, gaussian_patches
+from infonce_lib.experiments import EXPERIMENTS, cosine_temperature, gaussian_patches
 from infonce_lib.patches import _level_batch_values, _sample_covariance
 
 FIELD = gaussian_field()
@@ -41,8 +43,13 @@ SMALL_CONFIG = gaussian_patches.Config(**SMALL)
 
 LEVEL_KEYS = {"I", "sigma", "mean_log_ratio", "se", "z", "mi_gap", "max_cov_error"}
 BOUND_KEYS = {"I", "K", "infonce", "infonce_se", "loo", "loo_se"}
-COSINE_KEYS = {"I", "K", "rows", "best_tau", "best_infonce", "optimal_critic"}
-ROW_KEYS = {"tau", "infonce", "se", "cap"}
+COSINE_KEYS = {
+    "I", "K", "rows", "best_tau", "best_infonce", "best_cap", "best_max_minus_cap",
+    "best_attainable_cap", "best_max_minus_attainable_cap", "optimal_critic",
+}  # fmt: skip
+ROW_KEYS = {
+    "tau", "infonce", "se", "cap", "max_minus_cap", "attainable_cap", "max_minus_attainable_cap",
+}  # fmt: skip
 
 
 def slow_values(x, y, sigma, K, field=FIELD):
@@ -127,6 +134,22 @@ def test_json_schema_on_a_small_run():
     assert [set(row) for row in res["cosine"]["rows"]] == [ROW_KEYS] * 6
     assert [(b["I"], b["K"]) for b in res["bounds"]][:2] == [(1.0, 4), (1.0, 16)]
     assert json.loads(json.dumps(res)) == res  # plain JSON types only
+
+
+def test_json_cosine_cell_has_both_caps_as_the_cosine_temperature_json_does():
+    res = gaussian_patches.report(SMALL_CONFIG).results["cosine"]
+    K = res["K"]
+    for row in res["rows"]:
+        assert row["attainable_cap"] == attainable_cosine_cap(K, row["tau"])
+        assert row["cap"] == cosine_cap(K, row["tau"])
+        assert row["max_minus_attainable_cap"] <= 1e-12 and row["max_minus_cap"] <= 0
+    assert res["best_attainable_cap"] == attainable_cosine_cap(K, res["best_tau"])
+    # The same cell, run alone: every key the two share has the same value.
+    alone = cosine_temperature.report(cosine_temperature.Config(**SMALL)).results
+    for key in set(res) & set(alone) - {"rows"}:
+        assert res[key] == alone[key], key
+    assert [set(row) for row in alone["rows"]] == [ROW_KEYS] * 6
+    assert res["rows"] == alone["rows"]
 
 
 def test_a_violated_claim_fails_its_check():

@@ -9,9 +9,11 @@ Usage (from the repository root, inside the project's virtual environment)::
 
 ``execute`` runs each notebook top to bottom in a fresh kernel from ``chapters/`` with one
 BLAS thread (the setting nbval uses), stores the outputs, and normalises the file: no execution
-timestamps, no machine-specific metadata, execution counts 1, 2, 3, ... ``check`` reports any
-notebook that carries such metadata or a code cell without stored outputs, so a hand-edited
-notebook cannot slip past review. ``make notebooks`` runs ``execute`` on every chapter.
+timestamps, no machine-specific metadata, execution counts 1, 2, 3, ..., and consecutive
+stream outputs of one name merged (how a kernel splits printed text into messages depends on
+timing). ``check`` reports any notebook that carries such metadata, unmerged streams or a code
+cell without stored outputs, so a hand-edited notebook cannot slip past review.
+``make notebooks`` runs ``execute`` on every chapter.
 
 Numbers in the prose are MyST inline expressions, ``{eval}`name```, where ``name`` is a
 variable set by an earlier code cell. While executing, after the code cells that precede a
@@ -27,6 +29,7 @@ differs from what the code gives today, or if an expression is not stored.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import platform
 import re
@@ -79,6 +82,7 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             if cell.source.strip():
                 count += 1
                 cell.execution_count = count
+                cell.outputs = merge_streams(cell.outputs)
                 for out in cell.outputs:
                     if "execution_count" in out:
                         out.execution_count = count
@@ -87,6 +91,35 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 cell.outputs = []
     nb.nbformat, nb.nbformat_minor = 4, 4
     return nb
+
+
+def _stream_text(output) -> str:
+    text = output.get("text", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _same_stream(a, b) -> bool:
+    return a.get("output_type") == b.get("output_type") == "stream" and a.get("name") == b.get(
+        "name"
+    )
+
+
+def merge_streams(outputs: list) -> list:
+    """``outputs`` with each run of consecutive stream outputs of one name (stdout, stderr)
+    joined into one, in order.
+
+    How a kernel splits a cell's printing into stream messages depends on when it flushes,
+    which depends on timing: the same cell can store one stdout output on one run and two on
+    the next. Merged, the stored outputs are the same on every run (what Jupyter shows is
+    unchanged; nbval compares streams merged too).
+    """
+    merged: list = []
+    for out in outputs:
+        if merged and _same_stream(merged[-1], out):
+            merged[-1]["text"] = _stream_text(merged[-1]) + _stream_text(out)
+        else:
+            merged.append(out)
+    return merged
 
 
 def problems(nb: nbformat.NotebookNode) -> list[str]:
@@ -108,6 +141,9 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
             found.append(f"cell {i}: jupyter.source_hidden does not match its hide/remove tags")
         if cell.cell_type == "code" and cell.source.strip() and cell.execution_count is None:
             found.append(f"cell {i} has no stored outputs (not executed)")
+        outputs = cell.get("outputs", [])
+        if any(_same_stream(a, b) for a, b in itertools.pairwise(outputs)):
+            found.append(f"cell {i}: consecutive stream outputs of one name are not merged")
         stored = {e["expression"] for e in cell.metadata.get("user_expressions", [])}
         missing = [n for n in expressions(cell) if n not in stored]
         if missing:

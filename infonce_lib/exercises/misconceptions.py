@@ -10,7 +10,8 @@ density of the warped view follows from the change of variables :math:`y = \sqrt
     - \tfrac12 \log(2\pi\sigma^2) - \log 3 - \tfrac23 \log\lvert v_k \rvert \Big],
 
 the last two terms being :math:`\log \lvert \mathrm{d}\sqrt[3]{v_k}/\mathrm{d}v_k \rvert`, the
-Jacobian. :func:`check_warped_log_density` checks a reader's version of it, names the usual
+Jacobian: :func:`~infonce_lib.warped_log_p_v_given_u`, whose values the checker expects.
+:func:`check_warped_log_density` checks a reader's version of it, names the usual
 mistakes, and says for each whether InfoNCE would notice it: a term in :math:`v` alone cancels
 in the softmax over the candidates :math:`u_j`, a term in :math:`u` does not.
 """
@@ -22,33 +23,28 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..gaussian import log_p_y_given_x
+from ..warped_patches import cube_root_log_jacobian, warped_log_p_v_given_u
 from ._runner import Case, run_cases
 
 __all__ = ["check_warped_log_density", "warped_density_mistakes"]
 
 
-def _parts(u: np.ndarray, v: np.ndarray, sigma: float) -> dict[str, np.ndarray]:
-    cu, cv = np.cbrt(u), np.cbrt(v)
-    d = u.shape[1]
-    gauss = -np.sum((cv - cu) ** 2, axis=1) / (2 * sigma**2)
-    const = -0.5 * d * math.log(2 * math.pi * sigma**2)
-    jac_v = -np.sum(math.log(3) + (2 / 3) * np.log(np.abs(v)), axis=1)
-    jac_u = -np.sum(math.log(3) + (2 / 3) * np.log(np.abs(u)), axis=1)
-    raw = -np.sum((v - u) ** 2, axis=1) / (2 * sigma**2) + const
-    return {"gauss": gauss, "const": const, "jac_v": jac_v, "jac_u": jac_u, "raw": raw, "d": d}
-
-
 def _variants(u, v, sigma) -> dict[str, np.ndarray]:
-    p = _parts(u, v, sigma)
-    g, c, jv, ju = p["gauss"], p["const"], p["jac_v"], p["jac_u"]
+    """The right log-density (the library's) and the mistakes, each from the library's parts."""
+    right = warped_log_p_v_given_u(v, u, sigma)
+    gauss = log_p_y_given_x(np.cbrt(v), np.cbrt(u), sigma)  # the Gaussian part, constant included
+    jac_v, jac_u = cube_root_log_jacobian(v), cube_root_log_jacobian(u)
+    d = u.shape[1]
+    const = -0.5 * d * math.log(2 * math.pi * sigma**2)
     return {
-        "right": g + c + jv,
-        "no jacobian": g + c,
-        "jacobian sign": g + c - jv,
-        "jacobian of u": g + c + ju,
-        "no cube roots": p["raw"],
-        "no constant": g + jv,
-        "no log 3": g + c + jv + p["d"] * math.log(3),
+        "right": right,
+        "no jacobian": gauss,
+        "jacobian sign": gauss - jac_v,
+        "jacobian of u": gauss + jac_u,
+        "no cube roots": log_p_y_given_x(v, u, sigma),
+        "no constant": right - const,
+        "no log 3": right + d * math.log(3),
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..report import Check
@@ -48,17 +50,41 @@ def best_tau_line(tau: float, beta: float) -> str:
     )
 
 
-def cosine_checks(max_minus_cap, best_max_minus_cap, infonce, best_infonce, optimal) -> list:
-    """The checks of the cosine table that both patch experiments assert: the cap holds in
-    every batch, the best tau beats the table's, and the optimal critic beats the best
-    cosine."""
+#: Round-off allowed when a computed batch value is compared with the attainable cap: the
+#: cap is an exact bound, and the batch values of the cosine table stay far below it.
+ATTAINABLE_CAP_TOL = 1e-12
+_ATTAINABLE_CAP_TOL_TEXT = f"1e{round(math.log10(ATTAINABLE_CAP_TOL))}"  # "1e-12"
+
+
+def cap_checks(max_minus_cap, best_max_minus_cap, max_minus_att, best_max_minus_att) -> list:
+    """No batch of the cosine table exceeds either cap, at any temperature or the best.
+
+    The score-range cap holds for any scores in [-1, 1], so exactly; the attainable cap of
+    unit-norm embeddings holds too, up to ``ATTAINABLE_CAP_TOL`` of round-off. Both patch
+    experiments assert these (:mod:`.gaussian_patches` and :mod:`.cosine_temperature`).
+    """
     excess = max(float(np.max(max_minus_cap)), best_max_minus_cap)
+    excess_att = max(float(np.max(max_minus_att)), best_max_minus_att)
     return [
         Check(
-            "cosine critic: no batch exceeds the cap, at any tau or the best",
+            "cosine critic: no batch exceeds the score-range cap, at any tau or the best",
             excess <= 0.0,
-            f"largest batch value - cap {f4(excess)}",
+            f"largest batch value - range cap {f4(excess)}",
         ),
+        Check(
+            "cosine critic: no batch exceeds the attainable cap of unit-norm embeddings "
+            f"(round-off {_ATTAINABLE_CAP_TOL_TEXT}), at any tau or the best",
+            excess_att <= ATTAINABLE_CAP_TOL,
+            f"largest batch value - attainable cap {f4(excess_att)}",
+        ),
+    ]
+
+
+def cosine_checks(infonce, best_infonce, optimal) -> list:
+    """The other checks of the cosine table that both patch experiments assert: the best tau
+    beats the table's, and the optimal critic beats the best cosine critic (the caps are
+    :func:`cap_checks`)."""
+    return [
         Check(
             "the best tau does at least as well as every tau of the table",
             bool(best_infonce >= np.max(infonce)),

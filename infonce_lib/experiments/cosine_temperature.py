@@ -43,16 +43,11 @@ from ..patches import _cosine_table, _level_batch_values, _level_pairs
 from ..report import Check, Report
 from ..temperature import BETA_BOUNDS
 from . import gaussian_patches
-from ._shared import as_config, best_tau_line, cosine_checks, f4, read_only
+from ._shared import as_config, best_tau_line, cap_checks, cosine_checks, f4, read_only
 
 NAME = "cosine-temperature"
 SUMMARY = "the cosine critic's InfoNCE, its two caps and the best temperature at I = 6, K = 256"
 CHAPTER = "chapter 6"
-
-#: Values of the score-range cap at K = 256, rounded to three decimals, that the chapter's
-#: text quotes (tau = 0.1, 0.2, 0.5, 1); the experiment checks that
-#: :func:`~infonce_lib.cosine_cap` reproduces them.
-QUOTED_CAPS_256 = {0.1: 5.545, 0.2: 5.534, 0.5: 3.810, 1.0: 1.975}
 
 #: The slope threshold of the interior-maximum check: |dI/dbeta| below it counts as zero.
 SLOPE_TOL = 1e-4
@@ -263,22 +258,8 @@ def tables(r: Result) -> str:
 
 def checks(r: Result) -> list[Check]:
     """The checks of the chapter's experiment."""
-    out = []
-    if r.batch_size == 256:
-        got = {t: round(cosine_cap(256, t), 3) for t in QUOTED_CAPS_256}
-        out.append(
-            Check(
-                "the score-range cap at K = 256 rounds to the quoted 5.545, 5.534, 3.810, 1.975 at "
-                "tau = 0.1, 0.2, 0.5, 1",
-                got == QUOTED_CAPS_256,
-                ", ".join(f"tau={t:g}: {v:.3f}" for t, v in got.items()),
-            )
-        )
-    # The caps are checked by gaussian_patches.cap_checks, which names both.
-    _, best_ok, optimal_ok = cosine_checks(
-        r.max_minus_cap, r.best_max_minus_cap, r.infonce, r.best_infonce, r.optimal_critic
-    )
-    caps = gaussian_patches.cap_checks(
+    best_ok, optimal_ok = cosine_checks(r.infonce, r.best_infonce, r.optimal_critic)
+    caps = cap_checks(
         r.max_minus_cap, r.best_max_minus_cap, r.max_minus_attainable_cap,
         r.best_max_minus_attainable_cap,
     )  # fmt: skip
@@ -291,7 +272,7 @@ def checks(r: Result) -> list[Check]:
         f"beta = {r.best_beta:.2f}, slope {_slope(r.slope_at_best)}, "
         f"curvature {r.curvature_at_best:.2e}",
     )
-    return [*out, *caps, best_ok, interior_ok, optimal_ok]
+    return [*caps, best_ok, interior_ok, optimal_ok]
 
 
 def report(config: Config | None = None) -> Report:

@@ -73,12 +73,7 @@ from ..patches import (
     _sample_covariance,
 )
 from ..report import Check, Report, format_table
-from ._shared import as_config, below, best_tau_line, cosine_checks, f4, read_only
-
-#: Round-off allowed when a computed batch value is compared with the attainable cap: the
-#: cap is an exact bound, and the batch values of the cosine table stay far below it.
-ATTAINABLE_CAP_TOL = 1e-12
-_ATTAINABLE_CAP_TOL_TEXT = f"1e{round(math.log10(ATTAINABLE_CAP_TOL))}"  # "1e-12"
+from ._shared import as_config, below, best_tau_line, cap_checks, cosine_checks, f4, read_only
 
 NAME = "gaussian-patches"
 SUMMARY = "InfoNCE, leave-one-out and the cosine critic on 8x8 Gaussian patches"
@@ -351,30 +346,6 @@ def attainable_columns(cosine: dict, K: int, taus: tuple) -> dict:
     }
 
 
-def cap_checks(max_minus_cap, best_max_minus_cap, max_minus_att, best_max_minus_att) -> list:
-    """No batch of the cosine table exceeds either cap, at any temperature or the best.
-
-    The score-range cap holds for any scores in [-1, 1], so exactly; the attainable cap of
-    unit-norm embeddings holds too, up to ``ATTAINABLE_CAP_TOL`` of round-off. Shared with
-    :mod:`.cosine_temperature`.
-    """
-    excess = max(float(np.max(max_minus_cap)), best_max_minus_cap)
-    excess_att = max(float(np.max(max_minus_att)), best_max_minus_att)
-    return [
-        Check(
-            "cosine critic: no batch exceeds the score-range cap, at any tau or the best",
-            excess <= 0.0,
-            f"largest batch value - range cap {f4(excess)}",
-        ),
-        Check(
-            "cosine critic: no batch exceeds the attainable cap of unit-norm embeddings "
-            f"(round-off {_ATTAINABLE_CAP_TOL_TEXT}), at any tau or the best",
-            excess_att <= ATTAINABLE_CAP_TOL,
-            f"largest batch value - attainable cap {f4(excess_att)}",
-        ),
-    ]
-
-
 _LEVEL_FIELDS = (
     "sigma",
     "mean_log_ratio",
@@ -443,17 +414,16 @@ def _results(r: Result) -> dict:
             "infonce": float(r.cosine_infonce[ti]),
             "se": float(r.cosine_se[ti]),
             "cap": float(r.cosine_cap[ti]),  # the score-range cap
+            "max_minus_cap": float(r.cosine_max_minus_cap[ti]),
+            "attainable_cap": float(r.cosine_attainable_cap[ti]),
+            "max_minus_attainable_cap": float(r.cosine_max_minus_attainable_cap[ti]),
         }
         for ti, t in enumerate(r.taus)
     ]
-    cosine = {
-        "I": float(r.cosine_level),
-        "K": int(r.cosine_batch_size),
-        "rows": rows,
-        "best_tau": float(r.best_tau),
-        "best_infonce": float(r.best_infonce),
-        "optimal_critic": float(r.optimal_critic),
-    }
+    best = ("best_tau", "best_infonce", "best_cap", "best_max_minus_cap", "best_attainable_cap",
+            "best_max_minus_attainable_cap", "optimal_critic")  # fmt: skip
+    cosine = {"I": float(r.cosine_level), "K": int(r.cosine_batch_size), "rows": rows}
+    cosine.update({k: float(getattr(r, k)) for k in best})
     return {"levels": levels, "bounds": bounds, "cosine": cosine}
 
 
@@ -531,12 +501,7 @@ def tables(r: Result) -> str:
 
 def checks(r: Result) -> list[Check]:
     """The summary checks of chapter 3 (and the cosine table's)."""
-    # The caps are checked by cap_checks, which names both; cosine_checks' own cap check
-    # (the score-range cap alone) is left out.
-    _, best_ok, optimal_ok = cosine_checks(
-        r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_infonce, r.best_infonce,
-        r.optimal_critic,
-    )  # fmt: skip
+    best_ok, optimal_ok = cosine_checks(r.cosine_infonce, r.best_infonce, r.optimal_critic)
     caps = cap_checks(
         r.cosine_max_minus_cap, r.best_max_minus_cap, r.cosine_max_minus_attainable_cap,
         r.best_max_minus_attainable_cap,
@@ -640,13 +605,20 @@ def report(config: Config | None = None) -> Report:
             {"levels": [{"I", "sigma", "mean_log_ratio", "se", "z", "mi_gap",
                          "max_cov_error"}, ...],
              "bounds": [{"I", "K", "infonce", "infonce_se", "loo", "loo_se"}, ...],
-             "cosine": {"I", "K", "rows": [{"tau", "infonce", "se", "cap"}, ...],
-                        "best_tau", "best_infonce", "optimal_critic"}}
+             "cosine": {"I", "K",
+                        "rows": [{"tau", "infonce", "se", "cap", "max_minus_cap",
+                                  "attainable_cap", "max_minus_attainable_cap"}, ...],
+                        "best_tau", "best_infonce", "best_cap", "best_max_minus_cap",
+                        "best_attainable_cap", "best_max_minus_attainable_cap",
+                        "optimal_critic"}}
 
         with ``mi_gap`` = I by eigenvalues minus I by log-determinants at ``sigma`` (nats),
-        ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``, and ``cap``
-        the score-range cap :func:`~infonce_lib.cosine_cap` (the attainable cap is a
-        function of ``K`` and ``tau`` alone: :func:`~infonce_lib.attainable_cosine_cap`).
+        ``max_cov_error`` = the largest absolute entry of ``numpy.cov(x) - C``, ``cap`` the
+        score-range cap :func:`~infonce_lib.cosine_cap`, ``attainable_cap`` the attainable
+        cap of unit-norm embeddings :func:`~infonce_lib.attainable_cosine_cap`, and
+        ``max_minus_*`` the largest batch value minus that cap (the ``best_*`` at the best
+        temperature): the cosine cell's keys and values are those of
+        ``reproduce cosine-temperature --json``.
     """
     r = run(config)
     return Report(results=_results(r), tables=tables(r), checks=checks(r))

@@ -22,9 +22,7 @@ from tests.fuzzing import (
     Seed,
     Spec,
     _dot,
-    _loop_log_probs,
     _lse_tol,
-    _pairs_of,
     _rel,
     _sizes,
     _unit,
@@ -86,21 +84,6 @@ def _x_sphere(tau, m):
     return run
 
 
-def _x_sampled_losses(tau):
-    def run(rng):
-        Zx, Zy = _unit(rng, (2, 4, 3), {})
-        seed = int(rng.integers(2**16))
-        got = il.sampled_contrastive_losses(Zx, Zy, tau, 3, 2, seed)
-        index = np.random.default_rng(seed).integers(0, 4, size=(2, 3))
-        want = [
-            -math.fsum(_loop_log_probs([[_dot(Zy[a], Zx[c]) / tau for c in idx] for a in idx])) / 3
-            for idx in index
-        ]
-        return _pairs_of(got, want, _lse_tol(1.0 / tau))
-
-    return run
-
-
 SPECS: dict[str, tuple[Spec, ...]] = {
     "alignment": (
         Spec(
@@ -137,20 +120,6 @@ SPECS: dict[str, tuple[Spec, ...]] = {
             ),
         ),
     ),
-    "sampled_contrastive_losses": (
-        Spec(
-            il.sampled_contrastive_losses,
-            dict(
-                Zx=Arr(("n", "m"), _unit),
-                Zy=Arr(("n", "m"), _unit),
-                temperature=Num(POS, 0.5),
-                batch_size=Num("int", 3, minimum=2),
-                n_batches=Num("int", 2, minimum=1),
-                seed=Seed(0),
-            ),
-            dims=_sizes(n=(2, 4), m=(1, 3)),
-        ),
-    ),
     "sample_sphere_pairs": (
         Spec(
             il.sample_sphere_pairs,
@@ -183,10 +152,6 @@ SPECS: dict[str, tuple[Spec, ...]] = {
 
 
 EXTREMES: dict[str, dict[str, Callable]] = {
-    "sampled_contrastive_losses": {
-        "tau 1e-8": _x_sampled_losses(1e-8),
-        "tau 1e8": _x_sampled_losses(1e8),
-    },
     "contrastive_loss_limit": {"tau 1e-8": _x_limit(1e-8), "tau 1e8": _x_limit(1e8)},
     "uniformity": {"t 1e-8": _x_uniformity(1e-8), "t 1e8": _x_uniformity(1e8)},
     "alignment": {"alpha 1e-8": _x_alignment(1e-8), "alpha 50": _x_alignment(50.0)},
