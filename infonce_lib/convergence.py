@@ -248,10 +248,12 @@ def contrastive_limit_deviation(
 
     .. math::
 
+        \begin{aligned}
         \ell - \log K - \big(-s^+ + \log \mu(y)\big)
-        = \underbrace{\log\Big(1 + \frac{e^{s^+}}{M \hat m}\Big)}_{\text{positive}}
-        + \underbrace{\log \hat m - \log \mu(y)}_{\text{Jensen}}
-        - \underbrace{\log \frac{K}{M}}_{\log K \text{ against } \log M} .
+        &= \underbrace{\log\Big(1 + \frac{e^{s^+}}{M \hat m}\Big)}_{\text{positive}}
+        + \underbrace{\log \hat m - \log \mu(y)}_{\text{Jensen}} \\
+        &\quad - \underbrace{\log \frac{K}{M}}_{\log K \text{ against } \log M} .
+        \end{aligned}
 
     Averaged over a batch's anchors, the bracket on the left is the limit
     (:func:`~infonce_lib.contrastive_loss_limit`) plus the anchors' sampling noise, of mean

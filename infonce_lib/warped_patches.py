@@ -8,8 +8,8 @@ gives the densities of the warped variables,
 
 .. math::
 
-    \log p(v \mid u) &= \log p\big(\sqrt[3]{v} \,\big|\, \sqrt[3]{u}\big) + J(v), \qquad
-    \log p(v) = \log p_Y\big(\sqrt[3]{v}\big) + J(v), \\
+    \log p(v \mid u) &= \log p\big(\sqrt[3]{v} \,\big|\, \sqrt[3]{u}\big) + J(v), \\
+    \log p(v) &= \log p_Y\big(\sqrt[3]{v}\big) + J(v), \\
     J(v) &= \sum_k \log \Big\lvert \frac{\mathrm{d}\sqrt[3]{v_k}}{\mathrm{d} v_k}\Big\rvert
     = -\sum_k \big(\log 3 + \tfrac23 \log \lvert v_k \rvert\big),
 
