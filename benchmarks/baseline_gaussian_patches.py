@@ -150,22 +150,46 @@ def run():
     Yn = Y / np.linalg.norm(Y, axis=-1, keepdims=True)
     S = np.matmul(Yn, Xn.transpose(0, 2, 1))
     K = COSINE_K
+
+    def caps(tau):  # the score-range cap and the cap unit-norm embeddings can attain
+        return (
+            float(np.log(K) - np.log(1 + (K - 1) * np.exp(-2 / tau))),
+            float(np.log(K) - np.log(1 + (K - 1) * np.exp(-K / ((K - 1) * tau)))),
+        )
+
     rows, cap_excess = [], []
     for tau in TAUS:
         v = infonce(S / tau, axis=2)
-        cap = np.log(K) - np.log(1 + (K - 1) * np.exp(-2 / tau))
+        cap, attainable = caps(tau)
         m, s = mean_se(v)
-        rows.append({"tau": tau, "infonce": m, "se": s, "cap": float(cap)})
+        rows.append(
+            {
+                "tau": tau,
+                "infonce": m,
+                "se": s,
+                "cap": cap,
+                "max_minus_cap": float(v.max() - cap),
+                "attainable_cap": attainable,
+                "max_minus_attainable_cap": float(v.max() - attainable),
+            }
+        )
         cap_excess.append(float(v.max() - cap))
     best = minimize_scalar(
         lambda beta: -infonce(beta * S, axis=2).mean(), bounds=(0.5, 500), method="bounded"
     )
+    best_tau = float(1 / best.x)
+    best_max = float(infonce(best.x * S, axis=2).max())
+    best_cap, best_attainable = caps(best_tau)
     cosine = {
         "I": COSINE_I,
         "K": K,
         "rows": rows,
-        "best_tau": float(1 / best.x),
+        "best_tau": best_tau,
         "best_infonce": float(-best.fun),
+        "best_cap": best_cap,
+        "best_max_minus_cap": best_max - best_cap,
+        "best_attainable_cap": best_attainable,
+        "best_max_minus_attainable_cap": best_max - best_attainable,
         "optimal_critic": optimal,
     }
     checks = {
