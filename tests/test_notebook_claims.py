@@ -54,9 +54,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
-# Every chapter is enforced: an offence in any of them fails the test.
-ENFORCED = {p.stem for p in CHAPTERS}
-
 ALLOWED_NUMBERS = {0, 1, -1}
 EQUALITY_OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 LESS_OPS = (ast.Lt, ast.LtE)
@@ -745,13 +742,13 @@ def test_message_names_chapter_cell_and_line(tmp_path):
 # ------------------------------------------------------------------ the chapters
 
 
-def test_the_enforced_chapters_exist():
-    assert ENFORCED <= {p.stem for p in CHAPTERS}
+def test_every_chapter_is_checked():
+    """The chapters are found (an empty glob would make the test below vacuous)."""
+    assert len(CHAPTERS) >= 7, CHAPTERS
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_asserts_can_fail(path):
+    """Every chapter: an offence in any of them fails."""
     offences = notebook_offences(path)
-    if offences and path.stem not in ENFORCED:
-        pytest.xfail("not yet enforced for this chapter:\n" + "\n".join(offences))
     assert not offences, "\n".join(offences)
