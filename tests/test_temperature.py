@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from infonce_lib import (
+    _concave_search,
     best_temperature,
     cosine_cap,
     cosine_scores,
@@ -337,7 +338,7 @@ def test_newton_search_safeguards_on_a_creeping_slope():
         points.append(b)
         return 0.0, math.exp(-b / 5) - math.exp(-12.0), -math.exp(-b / 5) / 5
 
-    beta, _, n = temperature._newton_search(evaluate, 0.5, 1e4, 1.0, 1e-10)
+    beta, _, n = _concave_search._newton_search(evaluate, 0.5, 1e4, 1.0, 1e-10)
     assert beta == pytest.approx(60.0, rel=1e-9) and n == len(points) < 25
     assert max(points) > 60  # a bisection step went past the root
 
