@@ -57,6 +57,7 @@ from .core import _safe_mean
 from .margin_losses import _check_cosines, _positive_margins
 
 __all__ = [
+    "BETA_BOUNDS",
     "BestTemperature",
     "BetaDerivatives",
     "best_temperature",
@@ -68,8 +69,8 @@ __all__ = [
     "tau_scaled_loss",
 ]
 
-#: The default search interval for the inverse temperature beta of :func:`best_temperature`
-#: (tau from 0.002 to 2), used by the experiments too.
+#: The default search interval for the inverse temperature beta of
+#: :func:`~infonce_lib.best_temperature` (tau from 0.002 to 2), used by the experiments too.
 BETA_BOUNDS = (0.5, 500.0)
 
 # The search of best_temperature: Newton stops when its step is at most _BETA_RTOL * beta;
