@@ -238,6 +238,7 @@ EXTREMES: dict[str, dict[str, Callable]] = {
 
 
 EXEMPT: dict[str, str] = {
+    "BETA_BOUNDS": "a constant (a pair of floats), not a function; best_temperature's default",
     "BestTemperature": "result record of best_temperature; fuzzed through it",
     "BetaDerivatives": "result named tuple of infonce_beta_derivatives; fuzzed through it",
 }
