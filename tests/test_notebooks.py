@@ -58,6 +58,19 @@ def test_problems_report_unstored_expressions_and_glue():
     assert any("uses myst_nb glue" in f for f in found)
 
 
+def test_problems_report_a_stored_value_that_would_show_an_escape():
+    # A narrow no-break space is not printable to repr(): the text is '65\\u202f536', and the
+    # website and JupyterLab would show the backslash; a comma or a plain space is fine.
+    nb = nbformat.v4.new_notebook(
+        cells=[_md("{eval}`m`", {"m": repr("65\u202f536")}), _md("{eval}`n`", {"n": "'65,536'"})],
+        metadata={"kernelspec": notebooks.KERNELSPEC, "language_info": notebooks.LANGUAGE_INFO},
+    )
+    assert notebooks.problems(nb) == [
+        "cell 0: {eval}`m` stores '65\\u202f536', whose escape the page would show as typed; "
+        "give the value in printable characters"
+    ]
+
+
 @pytest.mark.parametrize(
     ("expression", "ok"),
     [("x", True), ("cap_text[0.1]", True), ("d['k']", True), ("f()", False), ("a.b", False)],

@@ -150,6 +150,13 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
             found.append(f"cell {i}: no stored value for {{eval}} {missing} (not executed)")
         if "{glue" in cell.source or "myst_nb import glue" in cell.source:
             found.append(f"cell {i} uses myst_nb glue; use {{eval}}`name` (see this module)")
+        for entry in cell.metadata.get("user_expressions", []):
+            shown = entry["result"].get("data", {}).get("text/plain", "")
+            if "\\" in shown:
+                found.append(
+                    f"cell {i}: {{eval}}`{entry['expression']}` stores {shown}, whose escape "
+                    "the page would show as typed; give the value in printable characters"
+                )
     return found
 
 
