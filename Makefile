@@ -4,7 +4,8 @@
 #               with two BLAS threads), strict build, and the offline browser test of the site
 # Other targets: fuzz (property tests with fresh draws, many examples), lab (JupyterLab on the
 # chapters; options via LAB_ARGS), kernel (register the book's kernel for your own Jupyter or
-# VS Code), notebooks (re-execute and store outputs), lock (refresh requirements/*.txt), bench,
+# VS Code), notebooks (re-execute and store outputs), seeds (every chapter with seeds 1-10),
+# lock (refresh requirements/*.txt), bench,
 # pdf (the book as one PDF), serve (the built site on http://127.0.0.1:8000, which the
 # in-browser JupyterLite needs), clean.
 # `make book PYODIDE=local` bundles Pyodide into the site (checked against its official lock)
@@ -42,7 +43,7 @@ NBVAL_OPTS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sani
 
 .PHONY: book test test-site-lane test-notebook-lane lint unit fuzz nbval prose nbval-2threads \
         build-strict site lab-test lab \
-        kernel notebooks lock bench clean pdf pdf-test serve
+        kernel notebooks lock bench clean pdf pdf-test serve seeds
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -168,6 +169,15 @@ serve:
 bench: $(TEST_STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/run.py
+
+# Not part of `make test`: every chapter executed again with INFONCE_SEED = 1 to 10
+# (tools/seeds.py, two at a time); it lists each check that fails and for which seeds, and
+# fails if one fails for more than one of the ten. `make seeds CHAPTERS=chapters/04_...ipynb
+# SEEDS=1-3` runs a part of it.
+SEEDS    ?= 1-10
+CHAPTERS ?= $$($(PY) tools/notebooks.py list)
+seeds: $(TEST_STAMP)
+	$(PY) tools/seeds.py --seeds $(SEEDS) $(CHAPTERS)
 
 notebooks: $(TEST_STAMP)
 	$(PY) tools/notebooks.py execute $$($(PY) tools/notebooks.py list)

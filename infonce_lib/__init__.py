@@ -32,6 +32,7 @@ from . import (
     patches,
     published,
     report,
+    seeding,
     temperature,
     warped_patches,
 )
@@ -67,6 +68,7 @@ from .optim import *  # noqa: F403
 from .patches import *  # noqa: F403
 from .published import *  # noqa: F403
 from .report import *  # noqa: F403
+from .seeding import *  # noqa: F403
 from .temperature import *  # noqa: F403
 from .warped_patches import *  # noqa: F403
 
@@ -77,7 +79,7 @@ _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,
     gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
     _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
-    _exercises_temperature, warped_patches, _exercises_misconceptions, published, report,
+    _exercises_temperature, warped_patches, _exercises_misconceptions, published, report, seeding,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]
