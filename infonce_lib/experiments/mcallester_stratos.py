@@ -8,7 +8,8 @@ Gaussian models (:func:`~infonce_lib.doe_estimate`, ``n_train`` training and ``n
 held-out pairs, mean over ``repetitions`` independent repetitions and its standard error),
 with the standard deviation a DoE evaluated on only :math:`N` held-out pairs would have (their
 protocol evaluates once on :math:`N = 128` fresh pairs), measured and exact. Row ``r`` uses
-``numpy.random.default_rng([seed, r])``, InfoNCE first, then the DoE repetitions.
+``numpy.random.default_rng([seed, STREAM, r])``, InfoNCE first, then the DoE repetitions:
+``STREAM`` keeps these draws apart from a chapter's own ``default_rng([SEED, k])``.
 
 The published figures, the Gaussians' dimension and :math:`N` are read from
 :data:`infonce_lib.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
@@ -55,6 +56,9 @@ NAME = "mcallester-stratos"
 SUMMARY = "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians"
 CHAPTER = "chapter 5"
 
+#: The middle entry of every row's seed sequence, [seed, STREAM, row]: a label of this
+#: experiment's streams, so that they never coincide with a chapter's [SEED, k].
+STREAM = 2020
 #: InfoNCE in the last two rows is within this many nats of ln N (saturation).
 SATURATION = 0.01
 #: The DoE estimate is within this many standard errors, plus DOE_SLACK nats, of the truth.
@@ -76,8 +80,8 @@ class Config:
     repetitions : int, default 4
         DoE repetitions per row (at least 2).
     seed : int, default 0
-        Row ``r`` draws from ``numpy.random.default_rng([seed, r])``. Chapter 5 passes its
-        ``SEED`` (0 for the stored outputs).
+        Row ``r`` draws from ``numpy.random.default_rng([seed, STREAM, r])``. Chapter 5
+        passes its ``SEED`` (0 for the stored outputs).
 
     Raises
     ------
@@ -136,7 +140,7 @@ def _row(c: Config, r_idx: int, rho: float) -> dict:
     pub = TABLE1.row(r_idx)
     d, k = TABLE1.settings["dim"], TABLE1.settings["batch_size"]
     ntr, nte = c.n_train, c.n_test
-    rng = np.random.default_rng([c.seed, r_idx])
+    rng = np.random.default_rng([c.seed, STREAM, r_idx])
     truth = correlated_gaussian_information(rho, d)
     nce = correlated_gaussian_infonce(rho, d, k, c.n_batches, rng)
     doe, pair_var = [], []
