@@ -203,8 +203,9 @@ def doe_estimate(
 
     Covariances are maximum-likelihood (divided by ``n_train``).
 
-    **This is an estimate, not a bound.** A cross-entropy is at least the entropy it
-    estimates, so each part errs upwards, and their difference can err either way: too low
+    **This is an estimate, not a bound.** In expectation a cross-entropy is at least the
+    entropy it estimates, so each part errs upwards on average (on a finite held-out set either
+    can dip below by sampling noise), and their difference can err either way: too low
     when the conditional model fits worse (e.g. many parameters and few samples), too high
     when the marginal model does (e.g. a non-Gaussian :math:`Y`; see
     :func:`~infonce_lib.binary_channel_information`). Nothing guarantees :math:`\hat I \le I`.

@@ -14,6 +14,20 @@ def _flat(out: str) -> str:
     return " ".join(out.split())
 
 
+def _bisect(information):
+    """The smallest k with log k >= information, by doubling and then bisection."""
+    lo, hi = 1, 2
+    while math.log(hi) < information:
+        hi *= 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if math.log(mid) >= information:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 @pytest.mark.parametrize(
     "fn",
     [
@@ -21,12 +35,16 @@ def _flat(out: str) -> str:
         lambda I: int(np.ceil(np.exp(I))),
         lambda I: float(np.ceil(np.exp(I))),  # a whole float passes too
         lambda I: next(k for k in range(1, 10**6) if math.log(k) >= I),
+        # float32 throughout: e^I in single precision, rounded up
+        lambda I: int(np.ceil(np.exp(np.float32(I), dtype=np.float32))),
+        # the inequality solved on whole numbers, by bisection
+        _bisect,
     ],
 )
 def test_right_answers_pass(fn, capsys):
     assert check_min_batch_size(fn) is True
     out = capsys.readouterr().out
-    assert "FAIL" not in out and out.count("PASS") == 5 and "All cases pass." in out
+    assert "FAIL" not in out and out.count("PASS") == 6 and "All cases pass." in out
 
 
 # mistake -> words that some FAIL line must contain
@@ -39,6 +57,8 @@ EXPECTED = {
     "squares": "e^(2I)",
     "returns I": "invert log K >= I",
     "not rounded": "whole number of pairs",
+    "strict inequality": "strict inequality",
+    "overflows": "returned nan",
 }
 
 
@@ -53,6 +73,23 @@ def test_each_mistake_is_named(name, capsys):
     assert EXPECTED[name] in out, out
     assert "see the hints above" not in out
     assert "each FAIL line says what went wrong" in out
+
+
+def test_the_boundary_case_separates_ge_from_gt(capsys):
+    # At I = log 32 exactly, ">=" gives 32 and ">" gives 33; everywhere else they agree, so
+    # the strict inequality fails there alone, and is named there.
+    check_min_batch_size(min_batch_size_mistakes()["strict inequality"])
+    lines = capsys.readouterr().out.splitlines()
+    fails = [line for line in lines if line.startswith("FAIL")]
+    assert len(fails) == 1 and fails[0].startswith("FAIL  I = log 32 = 3.465736 nats"), lines
+    assert "expected 32, got 33" in fails[0]
+
+
+def test_inf_and_nan_fail_with_a_hint(capsys):
+    for bad in (math.inf, math.nan, np.float32("nan")):
+        assert check_min_batch_size(lambda I, bad=bad: bad) is False
+        out = _flat(capsys.readouterr().out)
+        assert out.count("FAIL I =") == 6 and "whole number of pairs, e^I rounded up" in out
 
 
 def test_ambiguous_values_are_not_named(capsys):

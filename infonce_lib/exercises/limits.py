@@ -25,9 +25,13 @@ from ._runner import plain_report
 
 __all__ = ["check_min_batch_size", "min_batch_size_mistakes"]
 
-# Informations in nats, none of them the logarithm of a whole number (where exp(I) lands
-# within round-off of an integer and ceil may go either way).
-_CASES = (0.5, 2.0, 0.01, 5.0, 12.0)
+# Informations in nats. All but one are far from the logarithm of a whole number (where
+# exp(I) lands within round-off of an integer and ceil may go either way). The one at the
+# boundary, I = log 32 exactly (math.log(32), whose math.exp and numpy.exp are exactly 32.0,
+# in float64 and through float32), is the case where ">=" and ">" differ: K = 32 itself has
+# log K >= I, and the smallest K with log K > I is 33.
+_BOUNDARY_K = 32
+_CASES = (0.5, 2.0, 0.01, 5.0, 12.0, math.log(_BOUNDARY_K))
 
 _HINTS = {
     "bits": "this is 2^I, rounded up: I is in nats, so the batch needs e^I pairs (log base e)",
@@ -42,6 +46,11 @@ _HINTS = {
     ),
     "square": "this is e^(2I): the cap is log K, not (log K)/2",
     "log": "this is log I or I itself: invert log K >= I, that is K >= e^I",
+    "strict": (
+        "one too many at the boundary: here I = log K exactly, and K itself already has "
+        "log K >= I; a strict inequality (log K > I, or floor(e^I) + 1) or an extra pair "
+        "overshoots by one. Use >= (math.ceil(e^I))"
+    ),
 }
 
 
@@ -51,12 +60,13 @@ def _expected(information: float) -> int:
 
 def _known(information: float) -> list[tuple[float, str]]:
     e = math.exp(information)
+    boundary = e == round(e)  # exp(I) is a whole number: >= and > give different K
     values = [
         (math.ceil(2.0**information), _HINTS["bits"]),
         (math.ceil(10.0**information), _HINTS["decimal"]),
         (math.floor(e), _HINTS["floor"]),
         (round(e), _HINTS["floor"]),
-        (math.ceil(e) + 1, _HINTS["plus one"]),
+        (math.ceil(e) + 1, _HINTS["strict" if boundary else "plus one"]),
         (math.ceil(math.exp(2 * information)), _HINTS["square"]),
         (math.ceil(information), _HINTS["log"]),
     ]
@@ -66,6 +76,12 @@ def _known(information: float) -> list[tuple[float, str]]:
     return [
         (v, h) for v, h in values if v != want and not any(v == w and h != g for w, g in values)
     ]
+
+
+def _label(information: float) -> str:
+    if information == math.log(_BOUNDARY_K):
+        return f"I = log {_BOUNDARY_K} = {information:.6f} nats"
+    return f"I = {information} nats"
 
 
 def _run(fn: Callable, information: float) -> tuple[bool, str]:
@@ -82,7 +98,10 @@ def _run(fn: Callable, information: float) -> tuple[bool, str]:
     except (TypeError, ValueError):
         return False, f"returned {type(out).__name__} {out!r}, not a number"
     if not math.isfinite(got):
-        return False, f"returned {got}; the answer is a whole number of pairs"
+        return False, (
+            f"returned {got}; the answer is a whole number of pairs, e^I rounded up "
+            "(no exp of a huge number, no log of a negative one, is needed)"
+        )
     if got != round(got):
         return False, (
             f"expected {want}, got {got:.4f}: a batch size is a whole number of pairs; "
@@ -98,15 +117,17 @@ def _run(fn: Callable, information: float) -> tuple[bool, str]:
 
 
 def check_min_batch_size(fn: Callable, *, verbose: bool = True) -> bool:
-    r"""Check a reader's ``my_min_batch_size(information)`` on five informations.
+    r"""Check a reader's ``my_min_batch_size(information)`` on six informations.
 
     The answer for :math:`I` nats is the smallest whole :math:`K \ge 1` with
     :math:`\log K \ge I`, that is :math:`\lceil e^{I} \rceil`. The cases are
-    :math:`I = 0.5, 2, 0.01, 5, 12` nats; a whole number passes whatever its type (``int``,
-    NumPy integer, or a float such as ``8.0``). The checker names these mistakes: bits or
-    decimal digits instead of nats (:math:`2^I`, :math:`10^I`), rounding down or to the
-    nearest, one pair too many, :math:`e^{2I}`, and returning :math:`I` itself or a
-    non-integer.
+    :math:`I = 0.5, 2, 0.01, 5, 12` nats and :math:`I = \log 32` exactly (``math.log(32)``),
+    where :math:`K = 32` itself satisfies :math:`\log K \ge I` and a strict inequality gives
+    33. A whole number passes whatever its type (``int``, NumPy integer, or a float such as
+    ``8.0``). The checker names these mistakes: bits or decimal digits instead of nats
+    (:math:`2^I`, :math:`10^I`), rounding down or to the nearest, one pair too many, a strict
+    inequality (:math:`\log K > I`), :math:`e^{2I}`, and returning :math:`I` itself, a
+    non-integer, inf or NaN.
 
     Parameters
     ----------
@@ -137,25 +158,27 @@ def check_min_batch_size(fn: Callable, *, verbose: bool = True) -> bool:
           here rounds down): log K is then below I; round up (math.ceil) so that log
           K >= I
     ...
-    3 of 5 cases fail; each FAIL line says what went wrong.
+    3 of 6 cases fail; each FAIL line says what went wrong.
     False
     """
     if not callable(fn):
         raise TypeError(f"fn must be a callable (your my_min_batch_size); got {type(fn).__name__}")
-    outcomes = ((f"I = {i} nats", *_run(fn, i)) for i in _CASES)
+    outcomes = ((_label(i), *_run(fn, i)) for i in _CASES)
     return plain_report(outcomes, verbose=verbose)
 
 
 def min_batch_size_mistakes() -> dict[str, Callable]:
-    r"""Eight wrong ``my_min_batch_size`` functions, one per usual mistake.
+    r"""Ten wrong ``my_min_batch_size`` functions, one per usual mistake.
 
     Returns
     -------
     dict of str to callable
         Name of the mistake to the function that makes it: ``"bits"`` (:math:`2^I`),
         ``"decimal"`` (:math:`10^I`), ``"rounds down"``, ``"rounds to nearest"``,
-        ``"one too many"``, ``"squares"`` (:math:`e^{2I}`), ``"returns I"``, and
-        ``"not rounded"`` (:math:`e^I` as a float).
+        ``"one too many"``, ``"strict inequality"`` (the smallest :math:`K` with
+        :math:`\log K > I`, ``floor(e^I) + 1``), ``"squares"`` (:math:`e^{2I}`),
+        ``"returns I"``, ``"not rounded"`` (:math:`e^I` as a float) and ``"overflows"``
+        (:math:`e^{I}` computed as a ratio of two exponentials that overflow: NaN).
 
     Examples
     --------
@@ -171,4 +194,8 @@ def min_batch_size_mistakes() -> dict[str, Callable]:
         "squares": lambda information: math.ceil(math.exp(2 * information)),
         "returns I": lambda information: math.ceil(information),
         "not rounded": lambda information: math.exp(information),
+        "strict inequality": lambda information: math.floor(math.exp(information)) + 1,
+        "overflows": lambda information: np.ceil(
+            np.exp(np.float64(information) + 800.0) / np.exp(800.0)
+        ),
     }

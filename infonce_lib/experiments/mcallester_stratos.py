@@ -5,17 +5,23 @@ information (:func:`~infonce_lib.correlated_gaussian_information`); InfoNCE with
 critic at :math:`N = 128` (:func:`~infonce_lib.correlated_gaussian_infonce`, mean over
 ``n_batches`` batches and its standard error); and the DoE estimate with coordinatewise
 Gaussian models (:func:`~infonce_lib.doe_estimate`, ``n_train`` training and ``n_test``
-held-out pairs, mean over ``repetitions`` independent repetitions and its standard error).
-Row ``r`` uses ``numpy.random.default_rng([seed, r])``, InfoNCE first, then the DoE
-repetitions.
+held-out pairs, mean over ``repetitions`` independent repetitions and its standard error),
+with the standard deviation a DoE evaluated on only :math:`N` held-out pairs would have (their
+protocol evaluates once on :math:`N = 128` fresh pairs), measured and exact. Row ``r`` uses
+``numpy.random.default_rng([seed, STREAM, r])``, InfoNCE first, then the DoE repetitions:
+``STREAM`` keeps these draws apart from a chapter's own ``default_rng([SEED, k])``.
 
 The published figures, the Gaussians' dimension and :math:`N` are read from
 :data:`infonce_lib.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
 
-Checks: the exact information rounds to the published value; every InfoNCE batch is at most
-:math:`\ln N`; the last two rows are within 0.01 nats of it; the DoE estimate is as close to
-the truth in the first two rows as the worse of their two DoE columns there, and
-within 3 standard errors plus 0.1 nats in the third.
+Checks: the exact information rounds to the published value; in the last two rows, where
+:math:`I \gg \ln N`, InfoNCE's mean is within 0.01 nats of :math:`\ln N` (saturation); the
+DoE estimate is within 3 standard errors plus 0.1 nats of the truth; and the measured
+standard deviation of an :math:`N`-pair DoE evaluation is within 5% of its exact value. That
+every InfoNCE batch is at most :math:`\ln N` holds by construction (a softmax probability is
+at most 1): the largest batch is reported, not checked. Nothing compares our DoE's error with
+theirs: ours averages many held-out pairs, theirs is one :math:`N`-pair evaluation, the best
+of 100 runs by distance to the truth.
 
 Examples
 --------
@@ -24,6 +30,8 @@ Examples
 >>> rep = mcallester_stratos.report(config)
 >>> [round(r["true_information"], 2) for r in rep.results["rows"]]
 [4.13, 18.41, 106.29]
+>>> [round(r["doe_sd_at_n_exact"], 2) for r in rep.results["rows"]]   # rho sqrt(d / N)
+[0.25, 0.5, 0.9]
 """
 
 from __future__ import annotations
@@ -48,15 +56,15 @@ NAME = "mcallester-stratos"
 SUMMARY = "McAllester & Stratos's Table 1: InfoNCE at N = 128 and DoE on 128-d Gaussians"
 CHAPTER = "chapter 5"
 
-#: The worst error of their two DoE columns in the first two rows of their Table 1, in nats
-#: (computed from the quoted table): our DoE must be at least as close to the truth there.
-DOE_CLAIM = max(
-    abs(TABLE1.row(r)[c] - TABLE1.row(r)["true_information"])
-    for r in (0, 1)
-    for c in ("doe_gaussian", "doe_logistic")
-)
+#: The middle entry of every row's seed sequence, [seed, STREAM, row]: a label of this
+#: experiment's streams, so that they never coincide with a chapter's [SEED, k].
+STREAM = 2020
 #: InfoNCE in the last two rows is within this many nats of ln N (saturation).
 SATURATION = 0.01
+#: The DoE estimate is within this many standard errors, plus DOE_SLACK nats, of the truth.
+DOE_SES, DOE_SLACK = 3.0, 0.1
+#: The measured standard deviation of an N-pair DoE is within this fraction of the exact one.
+SD_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,9 @@ class Config:
         Training and held-out pairs of each DoE repetition.
     repetitions : int, default 4
         DoE repetitions per row (at least 2).
-    seed : int, default 2020
+    seed : int, default 0
+        Row ``r`` draws from ``numpy.random.default_rng([seed, STREAM, r])``. Chapter 5
+        passes its ``SEED`` (0 for the stored outputs).
 
     Raises
     ------
@@ -83,7 +93,7 @@ class Config:
     n_train: int = 10_000
     n_test: int = 20_000
     repetitions: int = 4
-    seed: int = 2020
+    seed: int = 0
 
     def __post_init__(self):
         for name, minimum in (("n_batches", 2), ("n_train", 3), ("n_test", 2), ("repetitions", 2)):
@@ -99,9 +109,15 @@ class Result:
     ----------
     rows : tuple of dict
         Per :math:`\\rho`: ``rho``, ``dim``, ``batch_size``, ``true_information``,
-        ``infonce_mean``, ``infonce_se``, ``infonce_max_batch``, ``doe_mean``, ``doe_se``
-        and the published figures (``published_true_information``, ``published_infonce``
-        (their CPC column), ``published_doe_gaussian``, ``published_doe_logistic``).
+        ``infonce_mean``, ``infonce_se``, ``infonce_sd`` (of one batch), ``infonce_max_batch``,
+        ``doe_mean``, ``doe_se``, ``doe_sd_at_n`` (the standard deviation of a DoE evaluated
+        on ``batch_size`` held-out pairs, models fixed: the per-pair standard deviation of
+        :math:`\\log q(y \\mid x) - \\log q(y)` on the held-out pairs, pooled over the
+        repetitions, over :math:`\\sqrt{N}`), ``doe_sd_at_n_exact`` (its value for the true
+        models, :math:`|\\rho| \\sqrt{d / N}`: the information density of a correlated
+        Gaussian pair has variance :math:`\\rho^2` per coordinate), and the published figures
+        (``published_true_information``, ``published_infonce`` (their CPC column),
+        ``published_doe_gaussian``, ``published_doe_logistic``).
     ln_batch_size : float
         :math:`\\ln N`.
     config : Config
@@ -124,14 +140,15 @@ def _row(c: Config, r_idx: int, rho: float) -> dict:
     pub = TABLE1.row(r_idx)
     d, k = TABLE1.settings["dim"], TABLE1.settings["batch_size"]
     ntr, nte = c.n_train, c.n_test
-    rng = np.random.default_rng([c.seed, r_idx])
+    rng = np.random.default_rng([c.seed, STREAM, r_idx])
     truth = correlated_gaussian_information(rho, d)
     nce = correlated_gaussian_infonce(rho, d, k, c.n_batches, rng)
-    doe = []
+    doe, pair_var = [], []
     for _ in range(c.repetitions):
         X, Y = sample_correlated_gaussian(ntr + nte, rho, d, rng)
         est = doe_estimate(X[:ntr], Y[:ntr], X[ntr:], Y[ntr:], model="coordinatewise")
         doe.append(est.information)
+        pair_var.append(est.standard_error**2 * nte)  # the per-pair variance on this test set
     doe = np.asarray(doe)
     return {
         "rho": rho,
@@ -140,9 +157,12 @@ def _row(c: Config, r_idx: int, rho: float) -> dict:
         "true_information": truth,
         "infonce_mean": float(nce.mean()),
         "infonce_se": float(nce.std(ddof=1) / math.sqrt(c.n_batches)),
+        "infonce_sd": float(nce.std(ddof=1)),
         "infonce_max_batch": float(nce.max()),
         "doe_mean": float(doe.mean()),
         "doe_se": float(doe.std(ddof=1) / math.sqrt(c.repetitions)),
+        "doe_sd_at_n": math.sqrt(float(np.mean(pair_var)) / k),
+        "doe_sd_at_n_exact": abs(rho) * math.sqrt(d / k),
         "published_true_information": pub["true_information"],
         "published_infonce": pub["cpc"],
         "published_doe_gaussian": pub["doe_gaussian"],
@@ -160,6 +180,7 @@ def tables(r: Result) -> str:
             row["true_information"],
             f"{row['infonce_mean']:.4f} ± {row['infonce_se']:.4f}",
             f"{row['doe_mean']:.3f} ± {row['doe_se']:.3f}",
+            row["doe_sd_at_n"],
             row["published_infonce"],
             row["published_doe_gaussian"],
             row["published_doe_logistic"],
@@ -169,15 +190,16 @@ def tables(r: Result) -> str:
     doe = [f"{TABLE1.headers[col]}, M&S" for col in ("doe_gaussian", "doe_logistic")]
     theirs = ["InfoNCE, M&S", *doe]
     text = format_table(
-        ["rho", "true I", "InfoNCE, ours", "DoE, ours", *theirs],
+        ["rho", "true I", "InfoNCE, ours", "DoE, ours", f"SD of a {k}-pair DoE", *theirs],
         rows,
-        ["", ".2f", "", "", ".2f", ".2f", ".2f"],
+        ["", ".2f", "", "", ".3f", ".2f", ".2f", ".2f"],
     )
     header = "\n".join(
         [
             "McAllester & Stratos (2020), Table 1, beside ours. M&S: their published",
             f"figures (InfoNCE, M&S: their {TABLE1.headers['cpc']} column, InfoNCE with a "
-            "trained critic).",
+            "trained critic), each one",
+            f"evaluation on {k} fresh pairs, the best of 100 runs by distance to the truth.",
             f"d = {d}, N = {k}, ln {k} = {r.ln_batch_size:.3f}.",
             f"InfoNCE: optimal critic, {c.n_batches} batches. DoE: coordinatewise Gaussian models,",
             f"{c.n_train} training and {c.n_test} held-out pairs, {c.repetitions} repetitions. "
@@ -188,7 +210,7 @@ def tables(r: Result) -> str:
 
 
 def checks(r: Result) -> list[Check]:
-    """Per row: the published truth, the ceiling ln N, saturation, and the DoE estimate."""
+    """Per row: the published truth, saturation, the DoE estimate and its N-pair scatter."""
     out = []
     k, log_k = TABLE1.settings["batch_size"], r.ln_batch_size
     for r_idx, row in enumerate(r.rows):
@@ -201,13 +223,6 @@ def checks(r: Result) -> list[Check]:
                 f"{truth:.6f}",
             )
         )
-        out.append(
-            Check(
-                f"rho = {rho}: every InfoNCE batch <= ln {k}",
-                bool(row["infonce_max_batch"] <= log_k),
-                f"max batch - ln {k} = {row['infonce_max_batch'] - log_k:.2e}",
-            )
-        )
         if r_idx >= 1:
             gap = log_k - row["infonce_mean"]
             out.append(
@@ -217,19 +232,23 @@ def checks(r: Result) -> list[Check]:
                     f"ln {k} - mean = {gap:.2e}",
                 )
             )
-        out.append(_doe_check(r_idx, row))
+        err, tol = row["doe_mean"] - truth, DOE_SES * row["doe_se"] + DOE_SLACK
+        out.append(
+            Check(
+                f"rho = {rho}: DoE within {DOE_SES:g} SE + {DOE_SLACK} of I",
+                bool(abs(err) < tol),
+                f"DoE - I = {err:+.4f}, tol. {tol:.4f}",
+            )
+        )
+        sd, exact = row["doe_sd_at_n"], row["doe_sd_at_n_exact"]
+        out.append(
+            Check(
+                f"rho = {rho}: SD of a {k}-pair DoE within {SD_TOLERANCE:.0%} of its exact value",
+                bool(abs(sd / exact - 1) < SD_TOLERANCE),
+                f"{sd:.4f} vs {exact:.4f}",
+            )
+        )
     return out
-
-
-def _doe_check(r_idx: int, row: dict) -> Check:
-    rho, err = row["rho"], row["doe_mean"] - row["true_information"]
-    if r_idx <= 1:
-        ok, detail = abs(err) <= DOE_CLAIM, f"DoE - I = {err:+.4f} (SE {row['doe_se']:.4f})"
-        what = f"rho = {rho}: DoE within {DOE_CLAIM:.2f} of the truth (as theirs)"
-        return Check(what, bool(ok), detail)
-    tol = 3 * row["doe_se"] + 0.1
-    ok, detail = abs(err) < tol, f"DoE - I = {err:+.4f}, tol. {tol:.4f}"
-    return Check(f"rho = {rho}: DoE within 3 SE + 0.1 of I", bool(ok), detail)
 
 
 def report(config: Config | None = None) -> Report:
