@@ -244,6 +244,27 @@ def test_patch_level_pairs_is_the_experiments_sampler():
         patch_level_pairs(5.0)
 
 
+def test_seed_zero_is_the_protocol_and_other_seeds_draw_other_streams():
+    assert gaussian_patches.Config().seed == 0
+    seeded = gaussian_patches.Config(**SMALL, seed=3)
+    r0, r3 = gaussian_patches.run(SMALL_CONFIG), gaussian_patches.run(seeded)
+    assert not np.array_equal(r0.infonce, r3.infonce)
+    assert "seed = [3, level index]" in gaussian_patches.tables(r3)
+    assert "seed = level index" in gaussian_patches.tables(r0)
+    # Level l of seed s is numpy.random.default_rng([s, l]), as patch_level_pairs draws it.
+    li = 1  # 12 nats
+    sigma, x, y = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"], seed=3)
+    x2, y2 = sample_patch_pairs(FIELD, sigma, SMALL["m_pairs"], seed=np.random.default_rng([3, li]))
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    v = slow_values(x, y, sigma, 16)
+    assert r3.infonce[li, 1] == pytest.approx(v[0].mean(), abs=1e-12)
+    with pytest.raises(ValueError, match="seed"):
+        gaussian_patches.Config(seed=-1)
+    with pytest.raises(TypeError, match="seed"):
+        gaussian_patches.Config(seed=1.5)
+
+
 def test_sample_covariance_is_numpys():
     x, _ = sample_patch_pairs(FIELD, 1.0, 3000, seed=9)
     np.testing.assert_allclose(_sample_covariance(x), np.cov(x, rowvar=False), atol=1e-13)

@@ -2,7 +2,8 @@ r"""Chapter 3's experiment: InfoNCE and leave-one-out on 8 x 8 Gaussian patches.
 
 For each information level :math:`I_l`: :math:`\sigma_l` by
 :func:`~infonce_lib.sigma_for_information`, ``m_pairs`` pairs by
-:func:`~infonce_lib.patch_level_pairs` (``seed = l``); the data checks; and for every
+:func:`~infonce_lib.patch_level_pairs` (seed ``l`` in the book's protocol, ``Config.seed = 0``;
+``[seed, l]`` otherwise); the data checks; and for every
 :math:`K`, the per-batch values
 
 .. math::
@@ -70,6 +71,7 @@ from ..patches import (
     _cosine_table,
     _level_batch_values,
     _level_pairs,
+    _level_seed,
     _sample_covariance,
 )
 from ..report import Check, Report, format_table
@@ -99,7 +101,7 @@ class Config:
     m_pairs : int, default 65536
         Pairs per level.
     levels : tuple of float, default (1, 3, 6, 12)
-        Target informations in nats; level index = seed.
+        Target informations in nats.
     batch_sizes : tuple of int, default (4, 16, 64, 256, 1024)
         Increasing; each divides the largest, which divides ``m_pairs`` at least twice.
     taus : tuple of float, default (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -110,6 +112,12 @@ class Config:
         Batch size of the cosine table (one of ``batch_sizes``).
     side, length_scale : int, float, default 8, 1.5
         The field (:func:`~infonce_lib.gaussian_field`).
+    seed : int, default 0
+        ``>= 0``. 0 is the book's protocol: level ``l`` draws its pairs with
+        ``numpy.random.default_rng(l)``. Any other value draws every level from a stream
+        of its own, ``numpy.random.default_rng([seed, l])``
+        (``infonce_lib.patches._level_seed``), so that the conclusions can be checked
+        on other data (a chapter passes its ``SEED``).
 
     Raises
     ------
@@ -125,6 +133,7 @@ class Config:
     cosine_batch_size: int = 256
     side: int = SIDE
     length_scale: float = LENGTH_SCALE
+    seed: int = 0
 
     def __post_init__(self):
         checked = _checked_config(self)
@@ -163,9 +172,10 @@ def _checked_config(c: Config) -> dict:
         raise ValueError(f"cosine_batch_size must be one of the batch sizes {Ks}; got {ck}")
     side = as_int(c.side, "side", minimum=1)
     ell = as_positive_scalar(c.length_scale, "length_scale")
+    seed = as_int(c.seed, "seed", minimum=0)
     return dict(
         m_pairs=M, levels=levels, batch_sizes=Ks, taus=taus, cosine_level=cl,
-        cosine_batch_size=ck, side=side, length_scale=ell,
+        cosine_batch_size=ck, side=side, length_scale=ell, seed=seed,
     )  # fmt: skip
 
 
@@ -291,7 +301,7 @@ def _run_cached(config: Config) -> Result:
     cells = {k: np.empty((L, nK)) for k in _CELL_KEYS}
     cosine = None
     for li, target in enumerate(config.levels):
-        sigma, x, y = _level_pairs(field_, target, li, config.m_pairs)
+        sigma, x, y = _level_pairs(field_, target, _level_seed(config.seed, li), config.m_pairs)
         _level_statistics(field_, target, sigma, x, y, config, per_level, cells, li)
         if target == config.cosine_level:
             cosine = _cosine_table(x, y, config.cosine_batch_size, config.taus)
@@ -475,12 +485,12 @@ def tables(r: Result) -> str:
         r.cosine_max_minus_cap, r.cosine_max_minus_attainable_cap,
     )  # fmt: skip
     K = r.cosine_batch_size
-    side = r.config.side
+    side, seed = r.config.side, r.config.seed
     return "\n".join(
         [
             f"Gaussian patches: {side}x{side} field, length scale "
             f"{r.config.length_scale:g}, M = {r.m_pairs} pairs per level,",
-            "seed = level index",
+            "seed = level index" if seed == 0 else f"seed = [{seed}, level index]",
             "",
             "Table 1. Data checks per level (log r = log p(y|x) - log p(y), mean over M pairs)",
             t1,
