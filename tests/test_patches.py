@@ -154,10 +154,27 @@ def test_json_cosine_cell_has_both_caps_as_the_cosine_temperature_json_does():
 
 def test_a_violated_claim_fails_its_check():
     r = gaussian_patches.run(SMALL_CONFIG)
-    assert all(c.passed for c in gaussian_patches.checks(r) if "every batch value" in c.description)
-    bad = dataclasses.replace(r, infonce_max_minus_log_k=r.infonce_max_minus_log_k + 1.0)
+    assert all(c.passed for c in gaussian_patches.checks(r) if "fast engine" in c.description)
+    assert r.engine_max_diff.max() < 1e-9
+    bad = dataclasses.replace(r, engine_max_diff=r.engine_max_diff + 1e-6)
     failed = [c for c in gaussian_patches.checks(bad) if not c.passed]
-    assert [c.description for c in failed] == ["every batch value of InfoNCE is <= log K"]
+    assert len(failed) == 1 and "fast engine" in failed[0].description
+
+
+def test_the_trend_checks_allow_a_rise_only_once_the_gap_is_noise():
+    from infonce_lib.experiments.gaussian_patches import _falls
+
+    se = np.full((1, 4), 0.01)
+    assert _falls(np.array([[0.5, 0.2, 0.01, 0.02]]), se)  # 0.02 < 3 SE: noise
+    assert not _falls(np.array([[0.5, 0.2, 0.05, 0.06]]), se)  # 0.06 > 3 SE: a real rise
+    assert _falls(np.array([[0.5, 0.2, 0.05, -0.02]]), se)
+
+
+def test_the_cosine_table_says_whether_a_simplex_reaches_the_attainable_cap():
+    text = gaussian_patches.tables(gaussian_patches.run(SMALL_CONFIG))
+    assert "d = 64 < K - 1 = 63" not in text and "d = 64 >= K - 1 = 63" in text
+    assert "only a bound" in gaussian_patches.simplex_line(64, 256)
+    assert all(len(line) <= 90 for line in text.splitlines())
 
 
 @pytest.mark.parametrize(
