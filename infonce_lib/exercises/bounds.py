@@ -163,6 +163,26 @@ def _cases() -> list[_Case]:
             "each positive outscores its row by 50: the bound reaches its ceiling log 4",
             _known_values(50.0 * np.eye(4)),
         ),
+        *_cases_extremes(F4),
+        _Case(
+            "nested lists",
+            F3.tolist(),
+            "a list of lists instead of an array (convert with np.asarray)",
+            _known_values(F3),
+        ),
+        _Case(
+            "scores unchanged",
+            F3 + 1.0,
+            "the function must not modify the caller's array in place",
+            _known_values(F3 + 1.0),
+            check_unchanged=True,
+        ),
+    ]
+
+
+def _cases_extremes(F4: np.ndarray) -> list[_Case]:
+    """A batch worse than chance, rows far apart, and a positive far below its row."""
+    return [
         _Case(
             "worse than chance",
             F4,
@@ -182,19 +202,6 @@ def _cases() -> list[_Case]:
             "a positive 800 below its row's maximum: its probability underflows to 0",
             _known_values(_POSITIVE_FAR_BELOW),
             nonfinite_hint=_HINTS["log of softmax"],
-        ),
-        _Case(
-            "nested lists",
-            F3.tolist(),
-            "a list of lists instead of an array (convert with np.asarray)",
-            _known_values(F3),
-        ),
-        _Case(
-            "scores unchanged",
-            F3 + 1.0,
-            "the function must not modify the caller's array in place",
-            _known_values(F3 + 1.0),
-            check_unchanged=True,
         ),
     ]
 
