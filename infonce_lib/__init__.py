@@ -74,6 +74,14 @@ from .warped_patches import *  # noqa: F403
 
 __version__ = "0.1.0"
 
+#: The block edge :func:`~infonce_lib.contrastive_log_probs_streaming` uses when no
+#: ``chunk_size`` is given: blocks of 1024 x 1024 float64 logits, 8 MiB of working memory
+#: whatever the batch size; also a good ``chunk_size`` for the losses that stream on request
+#: (:func:`~infonce_lib.info_nce_loss`, :func:`~infonce_lib.nt_xent_loss`). ``make bench``
+#: compares its speed with the dense path. Defined in ``infonce_lib.core``; this comment is
+#: what the API page shows (a plain int has no docstring of its own).
+DEFAULT_CHUNK_SIZE = core.DEFAULT_CHUNK_SIZE
+
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,

@@ -425,9 +425,10 @@ def _diagonal_log_probs_columns_inplace(
 # holds them and exclusions are set to ``-inf`` in the block, both by index, so the result
 # agrees with the dense path to rounding.
 
+#: Block edge used by the streaming core when none is given: blocks of 1024 x 1024 float64
+#: logits (8 MiB of working memory). ``make bench`` compares its speed with the dense path.
+#: (The API page shows the description given where the package re-exports it.)
 DEFAULT_CHUNK_SIZE = 1024
-"""Block edge used by the streaming core when none is given: blocks of 1024 x 1024 float64
-logits (8 MiB of working memory). ``make bench`` compares its speed with the dense path."""
 
 
 def _hits(index: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:

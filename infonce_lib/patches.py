@@ -241,11 +241,30 @@ def _sample_covariance(x: np.ndarray) -> np.ndarray:
     return cov
 
 
-def _level_pairs(field_, target: float, seed: int, M: int):
-    """Noise level and the ``M`` pairs of one information level (seed = level index)."""
+def _level_pairs(field_, target: float, seed, M: int):
+    """Noise level and the ``M`` pairs of one information level; ``seed`` is what
+    :func:`_level_seed` gives (the level index in the book's protocol)."""
     sigma = sigma_for_information(target, field_.eigenvalues)
     x, y = sample_patch_pairs(field_, sigma, M, seed=seed)
     return sigma, x, y
+
+
+def _level_seed(seed: int, level_index: int):
+    """The random stream of one level: ``level_index`` itself when ``seed`` is 0 (the book's
+    protocol, ``numpy.random.default_rng(level index)``), otherwise
+    ``numpy.random.default_rng([seed, level_index])``, a stream of its own for every
+    ``seed`` and level.
+
+    Examples
+    --------
+    >>> _level_seed(0, 2)
+    2
+    >>> _level_seed(5, 2).random() == np.random.default_rng([5, 2]).random()
+    True
+    """
+    seed = as_int(seed, "seed", minimum=0)
+    level_index = as_int(level_index, "level_index", minimum=0)
+    return level_index if seed == 0 else np.random.default_rng([seed, level_index])
 
 
 def patch_level_pairs(
@@ -255,14 +274,17 @@ def patch_level_pairs(
     m_pairs: int = M_PAIRS,
     side: int = SIDE,
     length_scale: float = LENGTH_SCALE,
+    seed: int = 0,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     r"""The pairs of one level of the Gaussian-patch experiment, exactly as it draws them.
 
     :math:`\sigma` from :func:`~infonce_lib.sigma_for_information` for
     :math:`I = ` ``level``, then ``m_pairs`` pairs :math:`(x, y = x + \sigma\varepsilon)` from
-    :func:`~infonce_lib.sample_patch_pairs` with ``seed`` = the index of ``level``
-    in ``levels`` (chapter 3's protocol), so that a chapter can look at the very data behind
-    a table of :mod:`infonce_lib.experiments.gaussian_patches` or
+    :func:`~infonce_lib.sample_patch_pairs` with the level's stream: the index of ``level``
+    in ``levels`` as the seed when ``seed`` is 0 (chapter 3's protocol), and
+    ``numpy.random.default_rng([seed, index])`` otherwise, as the experiment's
+    ``Config(seed=...)`` draws them; so that a chapter can look at the very data behind a
+    table of :mod:`infonce_lib.experiments.gaussian_patches` or
     :mod:`infonce_lib.experiments.cosine_temperature`.
 
     Parameters
@@ -275,6 +297,8 @@ def patch_level_pairs(
         Pairs per level.
     side, length_scale : int, float
         The field (:func:`~infonce_lib.gaussian_field`).
+    seed : int, default 0
+        ``>= 0``; 0 is the book's protocol (seed = level index).
 
     Returns
     -------
@@ -300,7 +324,7 @@ def patch_level_pairs(
     if target not in lv:
         raise ValueError(f"level must be one of the levels {lv}; got {target}")
     field_ = gaussian_field(as_int(side, "side", minimum=1), length_scale)
-    return _level_pairs(field_, target, lv.index(target), M)
+    return _level_pairs(field_, target, _level_seed(seed, lv.index(target)), M)
 
 
 def _cosine_table(x, y, K, taus) -> dict:

@@ -36,3 +36,16 @@ def test_every_experiment_is_on_the_reproduce_page():
     listed = set(re.findall(r"python -m infonce_lib reproduce ([a-z0-9][a-z0-9-]*)", page))
     stale = listed - set(EXPERIMENTS)
     assert not stale, f"chapters/reproduce.md lists experiments that do not exist: {stale}"
+
+
+def test_default_chunk_size_has_its_own_description_on_the_api_page():
+    # autodoc documents infonce_lib.<name> from the package's __init__.py: without a "#:"
+    # comment on an assignment there, an int is shown with Python's help text for int.
+    from sphinx.pycode import ModuleAnalyzer
+
+    page = (ROOT / "chapters" / "api.md").read_text()
+    assert re.search(r"^\.\. autodata:: infonce_lib\.DEFAULT_CHUNK_SIZE$", page, re.M)
+    docs = ModuleAnalyzer.for_module("infonce_lib").find_attr_docs()
+    comment = " ".join(docs.get(("", "DEFAULT_CHUNK_SIZE"), []))
+    assert "block edge" in comment and "int([x])" not in comment
+    assert infonce_lib.DEFAULT_CHUNK_SIZE is infonce_lib.core.DEFAULT_CHUNK_SIZE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
+from scipy.special import log_softmax, logsumexp, softmax
 
 from infonce_lib import check_info_nce, info_nce_loss, typical_mistakes
 from infonce_lib.exercises import _cases, _close
@@ -30,13 +30,39 @@ def scipy_solution(Z1, Z2, temperature=0.1):
     return float(np.mean(logsumexp(logits, axis=1) - np.diag(logits)))
 
 
-@pytest.mark.parametrize("fn", [info_nce_loss, plain_solution, scipy_solution])
+def float32_aware_solution(Z1, Z2, temperature=0.1):
+    """Written differently: copies to float64 (float32 input included), scipy's
+    log_softmax along each row, einsum for the logits."""
+    A = np.array(Z1, dtype=np.float64)
+    B = np.array(Z2, dtype=np.float64)
+    logits = np.einsum("id,jd->ij", A, B) / np.float64(temperature)
+    return -float(np.trace(log_softmax(logits, axis=1))) / len(A)
+
+
+def logaddexp_solution(Z1, Z2, temperature=0.1):
+    L = np.dot(np.asarray(Z1, np.float64), np.asarray(Z2, np.float64).T) / temperature
+    return float(np.mean(np.logaddexp.reduce(L, axis=1) - L.diagonal()))
+
+
+CORRECT = [info_nce_loss, plain_solution, scipy_solution, float32_aware_solution,
+           logaddexp_solution]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn", CORRECT)
 def test_correct_implementations_pass(fn, capsys):
     assert check_info_nce(fn) is True
     out = capsys.readouterr().out
     assert "FAIL" not in out
-    assert out.count("PASS") == 8
+    assert out.count("PASS") == len(_cases()) == 10
     assert "All cases pass." in out
+
+
+def test_a_correct_solution_gets_float32_input_right_to_float64_digits():
+    # The float32 case: the inputs are float32, the right answer is computed in float64.
+    (case,) = [c for c in _cases() if c.name == "float32 input"]
+    assert case.args[0].dtype == np.float32
+    got = float32_aware_solution(*case.args, **case.kwargs)
+    assert got == pytest.approx(case.expected, rel=1e-12)
 
 
 # Each mistake, the first case that must catch it, and words its explanation must contain.
@@ -58,6 +84,20 @@ EXPECTED = {
     "needs NumPy arrays": ("nested lists", "AttributeError"),
     "modifies its inputs": ("inputs unchanged", "modified in place"),
     "no default temperature": ("default temperature", "TypeError"),
+    "log of the softmax": ("positive far below", "never np.log of a softmax"),
+    "global maximum": ("rows far apart", "each row's own maximum"),
+    "symmetric (CLIP) average": ("random batch", "CLIP's symmetric loss"),
+    "temperature inside the log-sum-exp only": ("worked example", "divided by tau too"),
+    "mean over N - 1": ("worked example", "by N - 1"),
+    "squared-distance logits": ("worked example", "squared-distance logits"),
+    "mean over all entries": ("worked example", "every entry of the matrix"),
+}
+
+# Later cases that a mistake also fails, with another explanation that is also right.
+ALSO = {
+    "no max-subtraction": "never np.log of a softmax",  # it takes the log of a ratio too
+    "positive left out of the denominator": "an empty sum",  # N = 1
+    "temperature forgotten": "not used at all",  # the default-temperature case
 }
 
 
@@ -82,6 +122,15 @@ def test_each_typical_mistake_fails_with_a_useful_message(name, capsys):
     # The first failing case is the one built to catch the mistake, and it names it.
     assert failing[0].startswith(f"FAIL  {case}:"), f"{name!r}: {failing[0]}"
     assert words in failing[0]
+    # No later case names another mistake instead of this one.
+    for line in failing[1:]:
+        assert (
+            words in line
+            or "the same mistake as above" in line
+            or ALSO.get(name, "\0") in line
+            or name in ("computes in float32", "casts to float32")  # digits, not a formula
+            or name == "per-row output"
+        ), f"{name!r}: {line}"
     assert lines[-1] == "Some cases fail: see the hints above."
     assert all(len(line) <= 80 for line in lines)
 
@@ -112,12 +161,106 @@ def test_a_readers_own_mistake_is_named(capsys):
 
 def test_every_known_value_is_distinct_on_every_case():
     # A hint must never name the wrong mistake: on each case the values of the known
-    # mistakes differ from each other and from the right answer.
+    # mistakes differ from each other and from the right answer (mistakes that coincide
+    # on a case share one hint that names each of them).
     for case in _cases():
         values = [case.expected] + [v for v, _ in case.known]
         for i, a in enumerate(values):
             for b in values[:i]:
                 assert not _close(a, b), case.name
+
+
+def test_mistakes_that_coincide_share_a_hint_and_a_later_case_separates_them():
+    joint = {
+        case.name: [h for _, h in case.known if "usual mistakes give this value" in h]
+        for case in _cases()
+    }
+    # On the worked example (a circulant matrix) column 0 holds every similarity once, so
+    # "column 0 as positive" and "all entries" give the same value; nothing else coincides.
+    assert {name: len(h) for name, h in joint.items() if h} == {"worked example": 1}
+    (hint,) = joint["worked example"]
+    assert "column 0" in hint and "every entry of the matrix" in hint
+    random_batch = [h for _, h in _cases()[1].known]
+    assert any(h.startswith("this takes column 0") for h in random_batch)
+    assert any(h.startswith("this averages -log p_ij") for h in random_batch)
+
+
+def test_the_extreme_cases_are_what_they_claim():
+    cases = {case.name: case for case in _cases()}
+
+    def logits(name):
+        (Z1, Z2), tau = cases[name].args, cases[name].kwargs["temperature"]
+        return np.asarray(Z1, float) @ np.asarray(Z2, float).T / tau
+
+    big = logits("large logits")  # overflows, but no row or positive is far apart
+    row_max = big.max(axis=1)
+    assert big.max() > 709.79 and np.ptp(row_max) < 700
+    assert np.max(row_max - np.diag(big)) < 700
+    far = logits("rows far apart")  # row maxima > 745 apart, every logit below 709.78
+    assert np.ptp(far.max(axis=1)) > 746 and np.abs(far).max() < 709.78
+    below = logits("positive far below")  # a positive > 745 below its row's maximum
+    assert np.max(below.max(axis=1) - np.diag(below)) > 746 and np.abs(below).max() < 709.78
+
+
+# Six plausible wrong solutions a reader might write (not the library's catalogue), each
+# with the words its hint must contain.
+def _reader_log_of_softmax(Z1, Z2, temperature=0.1):
+    P = softmax(np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature, axis=1)
+    return float(-np.mean(np.log(np.diag(P))))
+
+
+def _reader_clip(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    d = np.diag(L)
+    return float(np.mean(logsumexp(L, axis=1) - d) + np.mean(logsumexp(L, axis=0) - d)) / 2
+
+
+def _reader_tau_inside(Z1, Z2, temperature=0.1):
+    S = np.asarray(Z1, float) @ np.asarray(Z2, float).T
+    return float(np.mean(logsumexp(S / temperature, axis=1) - np.diag(S)))
+
+
+def _reader_n_minus_1(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    return float(np.sum(logsumexp(L, axis=1) - np.diag(L)) / (len(L) - 1))
+
+
+def _reader_sqdist(Z1, Z2, temperature=0.1):
+    from scipy.spatial.distance import cdist
+
+    L = -cdist(np.asarray(Z1, float), np.asarray(Z2, float), "sqeuclidean") / temperature
+    return float(np.mean(logsumexp(L, axis=1) - np.diag(L)))
+
+
+def _reader_all_entries(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    return float(-np.mean(log_softmax(L, axis=1)))
+
+
+def _reader_global_max(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    E = np.exp(L - np.max(L))
+    return float(np.mean(np.max(L) + np.log(E.sum(axis=1)) - np.diag(L)))
+
+
+READERS = {
+    _reader_log_of_softmax: ("positive far below", "never np.log of a softmax"),
+    _reader_clip: ("random batch", "CLIP's symmetric loss"),
+    _reader_tau_inside: ("worked example", "divided by tau too"),
+    _reader_n_minus_1: ("worked example", "by N - 1"),
+    _reader_sqdist: ("worked example", "squared-distance logits"),
+    _reader_all_entries: ("worked example", "every entry of the matrix"),
+    _reader_global_max: ("rows far apart", "each row's own maximum"),
+    _reader_tau_twice: ("worked example", "applied twice"),
+}
+
+
+@pytest.mark.parametrize("fn", list(READERS), ids=lambda fn: fn.__name__)
+def test_a_readers_wrong_solution_fails_with_the_hint_that_names_it(fn, capsys):
+    assert check_info_nce(fn) is False
+    case, words = READERS[fn]
+    failing = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL")]
+    assert failing[0].startswith(f"FAIL  {case}:") and words in failing[0], failing[0]
 
 
 def test_a_stub_is_not_attempted_yet(capsys):

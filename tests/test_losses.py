@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -682,6 +682,35 @@ def test_gradient_extremes(rng):
     assert math.isfinite(loss) and np.isfinite(g1).all() and np.isfinite(g2).all()
     _, g1, g2 = info_nce_loss_and_grad(Z1.astype(np.float32), Z2.astype(np.float32), 0.5)
     assert g1.dtype == np.float64 and g2.dtype == np.float64
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(1, 96), st.integers(1, 40), st.floats(1e-3, 10.0), st.floats(1e-3, 30.0),
+    st.sampled_from([None, 5, 64]), st.integers(0, 2**32 - 1),
+)  # fmt: skip
+def test_loss_of_loss_and_grad_is_info_nce_loss_to_rounding(n, d, tau, scale, chunk, seed):
+    # The documented contract: the same loss as info_nce_loss up to rounding, within
+    # 1e-14 (1 + loss + max |logit|), with or without chunk_size.
+    rng = np.random.default_rng(seed)
+    Z1 = scale * rng.normal(size=(n, d))
+    Z2 = Z1 * rng.uniform(0, 2) + scale * rng.normal(size=(n, d))
+    loss = info_nce_loss(Z1, Z2, tau)
+    got = info_nce_loss_and_grad(Z1, Z2, tau, chunk_size=chunk)[0]
+    biggest = np.abs(Z1 @ Z2.T / tau).max()
+    assert abs(got - loss) <= 1e-14 * (1 + loss + biggest)
+
+
+def test_loss_of_loss_and_grad_differs_from_info_nce_loss_in_the_last_bits_only():
+    # Not always bit-for-bit (the docstring says so): count how often, on small batches.
+    rng = np.random.default_rng(0)
+    differ = 0
+    for _ in range(200):
+        Z1, Z2 = rng.normal(size=(2, 8, 5))
+        a, b = info_nce_loss(Z1, Z2, 0.3), info_nce_loss_and_grad(Z1, Z2, 0.3)[0]
+        assert abs(a - b) <= 4 * np.spacing(a)
+        differ += a != b
+    assert 0 < differ < 200
 
 
 @given(pairs(max_n=6, max_d=4), st.floats(0.1, 10.0))

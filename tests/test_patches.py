@@ -154,10 +154,27 @@ def test_json_cosine_cell_has_both_caps_as_the_cosine_temperature_json_does():
 
 def test_a_violated_claim_fails_its_check():
     r = gaussian_patches.run(SMALL_CONFIG)
-    assert all(c.passed for c in gaussian_patches.checks(r) if "every batch value" in c.description)
-    bad = dataclasses.replace(r, infonce_max_minus_log_k=r.infonce_max_minus_log_k + 1.0)
+    assert all(c.passed for c in gaussian_patches.checks(r) if "fast engine" in c.description)
+    assert r.engine_max_diff.max() < 1e-9
+    bad = dataclasses.replace(r, engine_max_diff=r.engine_max_diff + 1e-6)
     failed = [c for c in gaussian_patches.checks(bad) if not c.passed]
-    assert [c.description for c in failed] == ["every batch value of InfoNCE is <= log K"]
+    assert len(failed) == 1 and "fast engine" in failed[0].description
+
+
+def test_the_trend_checks_allow_a_rise_only_once_the_gap_is_noise():
+    from infonce_lib.experiments.gaussian_patches import _falls
+
+    se = np.full((1, 4), 0.01)
+    assert _falls(np.array([[0.5, 0.2, 0.01, 0.02]]), se)  # 0.02 < 3 SE: noise
+    assert not _falls(np.array([[0.5, 0.2, 0.05, 0.06]]), se)  # 0.06 > 3 SE: a real rise
+    assert _falls(np.array([[0.5, 0.2, 0.05, -0.02]]), se)
+
+
+def test_the_cosine_table_says_whether_a_simplex_reaches_the_attainable_cap():
+    text = gaussian_patches.tables(gaussian_patches.run(SMALL_CONFIG))
+    assert "d = 64 < K - 1 = 63" not in text and "d = 64 >= K - 1 = 63" in text
+    assert "only a bound" in gaussian_patches.simplex_line(64, 256)
+    assert all(len(line) <= 90 for line in text.splitlines())
 
 
 @pytest.mark.parametrize(
@@ -242,6 +259,27 @@ def test_patch_level_pairs_is_the_experiments_sampler():
     np.testing.assert_array_equal(y, y2)
     with pytest.raises(ValueError, match="level must be one of"):
         patch_level_pairs(5.0)
+
+
+def test_seed_zero_is_the_protocol_and_other_seeds_draw_other_streams():
+    assert gaussian_patches.Config().seed == 0
+    seeded = gaussian_patches.Config(**SMALL, seed=3)
+    r0, r3 = gaussian_patches.run(SMALL_CONFIG), gaussian_patches.run(seeded)
+    assert not np.array_equal(r0.infonce, r3.infonce)
+    assert "seed = [3, level index]" in gaussian_patches.tables(r3)
+    assert "seed = level index" in gaussian_patches.tables(r0)
+    # Level l of seed s is numpy.random.default_rng([s, l]), as patch_level_pairs draws it.
+    li = 1  # 12 nats
+    sigma, x, y = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"], seed=3)
+    x2, y2 = sample_patch_pairs(FIELD, sigma, SMALL["m_pairs"], seed=np.random.default_rng([3, li]))
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    v = slow_values(x, y, sigma, 16)
+    assert r3.infonce[li, 1] == pytest.approx(v[0].mean(), abs=1e-12)
+    with pytest.raises(ValueError, match="seed"):
+        gaussian_patches.Config(seed=-1)
+    with pytest.raises(TypeError, match="seed"):
+        gaussian_patches.Config(seed=1.5)
 
 
 def test_sample_covariance_is_numpys():

@@ -42,6 +42,7 @@ class _Case:
     known: list[tuple[float, str]] = field(default_factory=list)
     check_unchanged: bool = False
     raise_hint: str = ""  # shown when the function raises on this case
+    nonfinite_hint: str = ""  # shown when it returns inf or NaN on this case
 
 
 def _close(a: float, b: float) -> bool:
@@ -96,6 +97,37 @@ _HINT_FLOAT32 = (
     "the inputs with np.asarray(Z, dtype=np.float64) before multiplying"
 )
 _HINT_ROWS = "return one number, the mean loss, not one loss per anchor"
+_HINT_GLOBAL_MAX = (
+    "a whole row underflowed to 0: subtract each row's own maximum "
+    "(logits.max(axis=1, keepdims=True)), not the largest logit of the whole batch"
+)
+_HINT_LOG_OF_SOFTMAX = (
+    "the positive's probability underflowed to 0 before the log (its logit is more than "
+    "745 below its row's maximum): take the log-probability directly, "
+    "(l_ii - m_i) - log sum_j e^(l_ij - m_i), never np.log of a softmax"
+)
+_HINT_SYMMETRIC = (
+    "this is the mean of the loss over rows and the loss over columns (CLIP's symmetric "
+    "loss); InfoNCE has one direction: the anchors are the rows of Z1"
+)
+_HINT_TAU_INSIDE = (
+    "the temperature divides the logits inside the log-sum-exp only: the positive's "
+    "logit must be divided by tau too (l_ii = z1_i . z2_i / tau)"
+)
+_HINT_N_MINUS_1 = "this divides the sum of the N row losses by N - 1; the loss is their mean"
+_HINT_SQDIST = (
+    "these are squared-distance logits, -|z1_i - z2_j|^2 / tau; InfoNCE's logits are the "
+    "dot products Z1 @ Z2.T / tau"
+)
+_HINT_ALL_ENTRIES = (
+    "this averages -log p_ij over every entry of the matrix; the loss takes the positives "
+    "only, the diagonal entries -log p_ii"
+)
+_HINT_N1_NONFINITE = (
+    "with N = 1 the positive is the only candidate and the loss is exactly 0; a NaN or "
+    "inf here comes from an empty sum (the positive left out of its own denominator) or "
+    "from dividing by N - 1"
+)
 
 
 def _loss(logits: np.ndarray) -> float:
@@ -106,30 +138,60 @@ def _known_mistakes(Z1, Z2, tau: float) -> list[tuple[float, str]]:
     """The value each known formula mistake gives on this case, with its hint.
 
     Mistakes that coincide with the right answer on a case (the sum when N = 1, say) are
-    left out; the tests check that the remaining values are distinct from each other and
-    from the right answer, so a hint never names the wrong mistake.
+    left out; :func:`_grouped` merges mistakes that give the same value on a case into one
+    hint that names each of them, so a hint never names one mistake for another.
     """
     A = np.asarray(Z1, dtype=np.float64)
     B = np.asarray(Z2, dtype=np.float64)
     S = A @ B.T
     L = S / tau
     n = L.shape[0]
-    loss = _loss(L)
+    log_p = contrastive_log_probs(L)
+    loss = -float(log_p.mean())
+    lse = np.diag(L) - log_p  # each row's log-sum-exp
+    # -|a_i - b_j|^2 (its -|a_i|^2 is a constant of row i, which the softmax ignores)
+    sq_dist = 2.0 * S - np.sum(A * A, axis=1)[:, None] - np.sum(B * B, axis=1)[None, :]
     known = [
         (_loss(S / tau**2), _HINT_TAU_TWICE),
         (_loss(S), _HINT_TAU_FORGOTTEN),
         (_loss(S * tau), _HINT_TAU_MULTIPLIED),
         (_loss(-L), _HINT_NEGATED),
         (contrastive_loss_from_logits(L, anchors="columns"), _HINT_AXIS),
+        (float(np.mean(lse - np.diag(S))), _HINT_TAU_INSIDE),
+        (_loss(sq_dist / tau), _HINT_SQDIST),
     ]
     if n > 1:
         known += [
             (-loss, _HINT_MINUS),
             (n * loss, _HINT_SUM),
+            (n * loss / (n - 1), _HINT_N_MINUS_1),
             (contrastive_loss_from_logits(L, np.zeros(n, dtype=int)), _HINT_COLUMN0),
             (-float(contrastive_log_probs(L, include_positive=False).mean()), _HINT_LOO),
+            (contrastive_loss_from_logits(L, anchors="both"), _HINT_SYMMETRIC),
+            (float(np.mean(lse) - np.mean(L)), _HINT_ALL_ENTRIES),
         ]
     return [(v, h) for v, h in known if not _close(v, loss)]
+
+
+def _grouped(known: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """One entry per distinct value: mistakes that give the same value on a case share a
+    hint that names each of them (a later case, built for it, tells them apart)."""
+    groups: list[tuple[float, list[str]]] = []
+    for value, hint in known:
+        for other, hints in groups:
+            if _close(value, other):
+                hints.append(hint)
+                break
+        else:
+            groups.append((value, [hint]))
+    return [(value, hints[0] if len(hints) == 1 else _joint_hint(hints)) for value, hints in groups]
+
+
+def _joint_hint(hints: list[str]) -> str:
+    return (
+        f"{len(hints)} usual mistakes give this value on this case, and a later case tells "
+        "them apart: either " + "; or ".join(hints)
+    )
 
 
 def _case(name, Z1, Z2, tau, purpose, *, default=False, **extra) -> _Case:
@@ -143,26 +205,29 @@ def _case(name, Z1, Z2, tau, purpose, *, default=False, **extra) -> _Case:
                 hint += " (or the temperature is not used at all)"
                 known = [(v, h) for v, h in known if h != _HINT_TAU_FORGOTTEN]
             known.append((value, hint))
-    return _Case(name, (Z1, Z2), kwargs, info_nce_loss(Z1, Z2, tau), purpose, known, **extra)
+    expected = info_nce_loss(Z1, Z2, tau)
+    return _Case(name, (Z1, Z2), kwargs, expected, purpose, _grouped(known), **extra)
 
 
 def _cases() -> list[_Case]:
     rng = np.random.default_rng(20261129)
-    return _cases_values(rng) + _cases_inputs(rng)  # one generator, drawn in this order
+    return _cases_values(rng) + _cases_extremes() + _cases_inputs(rng)  # one generator
 
 
 def _cases_values(rng: np.random.Generator) -> list[_Case]:
-    """Cases 1-4: values that tell the mistakes of the formula apart."""
+    """Cases 1-3: values that tell the mistakes of the formula apart, and an overflow."""
     cases = []
 
-    # 1. the worked example of the chapter
+    # 1. the worked example of the chapter. Its similarities are the dot products of the
+    # first four coordinates; a fifth, which the anchors ignore (their entry is 0), gives
+    # the candidates different lengths, so squared distances are not dot products here.
     v = [0.9, 0.3, 0.1, -0.2]
     S = np.array([[v[(j - i) % 4] for j in range(4)] for i in range(4)])
     cases.append(
         _case(
             "worked example",
-            np.eye(4),
-            S.T.copy(),
+            np.hstack([np.eye(4), np.zeros((4, 1))]),
+            np.hstack([S.T, [[0.0], [0.5], [1.0], [1.5]]]),
             0.5,
             "similarities 0.9 | 0.3, 0.1, -0.2 at temperature 0.5 (about 0.4786)",
         )
@@ -182,21 +247,48 @@ def _cases_values(rng: np.random.Generator) -> list[_Case]:
         )
     )
 
-    # 3. large logits: a naive exp overflows
-    Z1 = rng.normal(size=(5, 4)) * 3
-    Z2 = 0.5 * Z1 + 2 * rng.normal(size=(5, 4))
+    # 3. large logits: a naive exp overflows. A common component keeps every row's
+    # maximum within a few hundred of the others and of its positive, so only the
+    # overflow, no underflow, makes a value infinite here.
+    Z1 = np.array([2.0, -1.0, 1.5, 0.5]) + 0.5 * rng.normal(size=(5, 4))
+    Z2 = Z1 + 0.5 * rng.normal(size=(5, 4))
     cases.append(
         _case(
             "large logits",
             Z1,
             Z2,
             0.01,
-            "temperature 0.01, logits in the thousands: e^1000 overflows float64",
+            "temperature 0.01, logits near 1000: e^1000 overflows float64",
+            nonfinite_hint=_HINT_OVERFLOW,
         )
     )
+    return cases
 
-    # 4. N = 1: one anchor, one candidate, loss exactly 0
-    cases.append(
+
+def _cases_extremes() -> list[_Case]:
+    """Cases 4-6: rows far apart, a positive far below its row, and N = 1."""
+    return [
+        # 4. row maxima 500 and -450 (950 apart), every logit below 709 in size: shifting
+        # every row by the batch's largest logit makes row 2's exponentials all 0.
+        _case(
+            "rows far apart",
+            np.array([[5.0, 0.0], [-5.0, 0.0], [0.0, 1.0]]),
+            np.array([[1.0, 0.2], [0.95, -0.1], [0.9, 1.0]]),
+            0.01,
+            "row maxima 950 apart: each row needs its own maximum",
+            nonfinite_hint=_HINT_GLOBAL_MAX,
+        ),
+        # 5. anchor 1's positive has logit -400 and a negative 400: the positive's
+        # probability, e^-800, is below the smallest float64 (about e^-745).
+        _case(
+            "positive far below",
+            np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]]),
+            np.array([[-4.0, 1.0], [4.0, 2.0], [0.5, 0.5]]),
+            0.01,
+            "a positive 800 below its row's maximum: its probability underflows to 0",
+            nonfinite_hint=_HINT_LOG_OF_SOFTMAX,
+        ),
+        # 6. N = 1: one anchor, one candidate, loss exactly 0
         _case(
             "N = 1",
             np.array([[1.0, 2.0]]),
@@ -204,15 +296,15 @@ def _cases_values(rng: np.random.Generator) -> list[_Case]:
             0.1,
             "a batch of one pair: the positive is the only candidate, the loss is 0",
             raise_hint="a (1, D) batch must stay two-dimensional (no np.squeeze)",
-        )
-    )
-    return cases
+            nonfinite_hint=_HINT_N1_NONFINITE,
+        ),
+    ]
 
 
 def _cases_inputs(rng: np.random.Generator) -> list[_Case]:
-    """Cases 5-8: the inputs a loss must accept (float32, lists, unchanged inputs, defaults)."""
+    """Cases 7-10: the inputs a loss must accept (float32, lists, unchanged inputs, defaults)."""
     cases = []
-    # 5. float32 input: computing in float32 loses about 7 digits
+    # 7. float32 input: computing in float32 loses about 7 digits
     Z1 = rng.normal(size=(16, 32)).astype(np.float32)
     Z2 = (0.3 * Z1 + rng.normal(size=(16, 32))).astype(np.float32)
     cases.append(
@@ -225,7 +317,7 @@ def _cases_inputs(rng: np.random.Generator) -> list[_Case]:
         )
     )
 
-    # 6. nested lists
+    # 8. nested lists
     Z1l = [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0], [0.0, 1.0, 1.0]]
     Z2l = [[1.0, 0.5, 1.5], [0.0, -1.0, 0.5], [0.5, 1.0, 0.0]]
     cases.append(
@@ -239,7 +331,7 @@ def _cases_inputs(rng: np.random.Generator) -> list[_Case]:
         )
     )
 
-    # 7. the inputs must come back unchanged
+    # 9. the inputs must come back unchanged
     Z1 = rng.normal(size=(4, 3))
     Z2 = rng.normal(size=(4, 3))
     cases.append(
@@ -253,7 +345,7 @@ def _cases_inputs(rng: np.random.Generator) -> list[_Case]:
         )
     )
 
-    # 8. the default temperature
+    # 10. the default temperature
     Z1 = rng.normal(size=(4, 3))
     Z2 = Z1 + rng.normal(size=(4, 3))
     cases.append(
@@ -297,9 +389,9 @@ def _run_case(fn: Callable, case: _Case) -> tuple[bool, str, str]:
     except (TypeError, ValueError):
         return False, f"returned {type(out).__name__} {out!r}, not a number{warned}", ""
     if not math.isfinite(got):
-        if case.name == "large logits":
-            message = f"expected {case.expected:.6g}, got {got}: {_HINT_OVERFLOW}{warned}"
-            return False, message, _HINT_OVERFLOW
+        if case.nonfinite_hint:
+            message = f"expected {case.expected:.6g}, got {got}: {case.nonfinite_hint}{warned}"
+            return False, message, case.nonfinite_hint
         return (
             False,
             f"expected {case.expected:.6g}, got {got}: the loss must be finite{warned}",
@@ -325,20 +417,29 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     The exercise of chapter 2 asks for a function that takes two ``(N, D)`` arrays (or
     nested lists), forms the logits :math:`\ell = Z_1 Z_2^\top / \tau`, and returns the
     mean over rows of :math:`-\log\big(e^{\ell_{ii}} / \sum_j e^{\ell_{ij}}\big)` as a
-    float (van den Oord, Li & Vinyals, 2018, eq. 4). This runs ``fn`` on eight cases,
+    float (van den Oord, Li & Vinyals, 2018, eq. 4). This runs ``fn`` on ten cases,
     each built to expose usual mistakes:
 
     ============================  =============================================
     case                          catches
     ============================  =============================================
     worked example, random batch  a wrong formula: the temperature applied twice
-                                  (:math:`\ell / \tau`), forgotten or multiplied;
-                                  the sign flipped (minus the loss, or the softmax
-                                  of :math:`-\ell`); the sum instead of the mean;
-                                  softmax over the wrong axis; positives off the
-                                  diagonal; the positive left out of its own
-                                  denominator; one loss per anchor returned
+                                  (:math:`\ell / \tau`), forgotten, multiplied,
+                                  or applied inside the log-sum-exp only; the
+                                  sign flipped (minus the loss, or the softmax
+                                  of :math:`-\ell`); the sum, or the sum over
+                                  N - 1, instead of the mean; softmax over the
+                                  wrong axis; CLIP's symmetric average of both
+                                  axes; positives off the diagonal; the mean over
+                                  every entry; the positive left out of its own
+                                  denominator; squared-distance logits; one loss
+                                  per anchor returned
     large logits (τ = 0.01)       no max-subtraction (exp overflows to inf)
+    rows far apart                one maximum for the whole batch (a row far
+                                  below it underflows to 0)
+    positive far below            the log of a softmax probability (a positive
+                                  more than 745 below its row's maximum has
+                                  probability 0 in float64)
     N = 1                         code that squeezes or divides by N - 1
     float32 input                 computing in float32 instead of float64
     nested lists                  code that needs NumPy arrays
@@ -347,11 +448,14 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
     ============================  =============================================
 
     On every case the value each formula mistake would give is computed and compared with
-    the reader's, so a wrong value is named when it matches one (the cases are built so
-    that these values are distinct). A value right to about seven significant digits but
-    not to nine is float32 arithmetic, and both numbers are printed with enough digits to
-    show the difference. A value passes when it is within 1e-9 relative (1e-12 absolute) of
-    :func:`~infonce_lib.info_nce_loss`. A function that raises
+    the reader's, so a wrong value is named when it matches one; where two mistakes give
+    the same value on a case (column 0 as every positive and the mean over every entry, on
+    the worked example's circulant matrix), the hint names both, and a later case tells
+    them apart. An infinite or NaN answer gets the hint of the case built for it (overflow,
+    a row or a positive that underflows, N = 1). A value right to about seven significant
+    digits but not to nine is float32 arithmetic, and both numbers are printed with enough
+    digits to show the difference. A value passes when it is within 1e-9 relative (1e-12
+    absolute) of :func:`~infonce_lib.info_nce_loss`. A function that raises
     ``NotImplementedError`` (the exercise's stub) gets "not attempted yet"; any other
     exception is caught and reported, never re-raised; NumPy warnings are recorded and
     shown with the failure. The last line says "see the hints above" only when a hint was
@@ -513,8 +617,49 @@ def _no_default(Z1, Z2, temperature):
     return float(np.mean(_stable_rows(L) - np.diag(L)))
 
 
+def _log_of_softmax(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
+    E = np.exp(L - L.max(axis=1, keepdims=True))  # max-shifted: nothing overflows ...
+    P = E / E.sum(axis=1, keepdims=True)
+    return float(-np.mean(np.log(np.diag(P))))  # ... but a tiny p_ii becomes 0, log 0 = -inf
+
+
+def _global_max(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
+    m = L.max()  # one maximum for the whole batch, not one per row
+    return float(np.mean(m + np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))
+
+
+def _symmetric(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
+    rows = np.mean(_stable_rows(L) - np.diag(L))
+    columns = np.mean(_stable_rows(L, axis=0) - np.diag(L))
+    return float((rows + columns) / 2)  # CLIP's loss, not InfoNCE's
+
+
+def _tau_inside_only(Z1, Z2, temperature=0.1):
+    S = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T
+    return float(np.mean(_stable_rows(S / temperature) - np.diag(S)))  # positive not / tau
+
+
+def _mean_over_n_minus_1(Z1, Z2, temperature=0.1):
+    terms = _row_losses(Z1, Z2, 1.0 / temperature)
+    return float(terms.sum() / (len(terms) - 1))
+
+
+def _squared_distance_logits(Z1, Z2, temperature=0.1):
+    A, B = np.asarray(Z1, dtype=float), np.asarray(Z2, dtype=float)
+    L = -((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2) / temperature
+    return float(np.mean(_stable_rows(L) - np.diag(L)))
+
+
+def _all_entries(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
+    return float(np.mean(_stable_rows(L)[:, None] - L))  # every -log p_ij, not the diagonal
+
+
 def typical_mistakes() -> dict[str, Callable]:
-    r"""Seventeen deliberately wrong InfoNCE implementations, one per usual mistake.
+    r"""Twenty-four deliberately wrong InfoNCE implementations, one per usual mistake.
 
     Each is a short NumPy function with the exercise's signature
     ``(Z1, Z2, temperature=0.1) -> float`` that is right except for one thing:
@@ -538,7 +683,19 @@ def typical_mistakes() -> dict[str, Callable]:
     - ``"per-row output"``: returns the ``N`` row losses instead of their mean;
     - ``"needs NumPy arrays"``: calls ``.astype`` on its inputs, so lists fail;
     - ``"modifies its inputs"``: divides the caller's ``Z1`` by τ in place;
-    - ``"no default temperature"``: ``temperature`` is required.
+    - ``"no default temperature"``: ``temperature`` is required;
+    - ``"log of the softmax"``: max-shifted, but ``-log`` of the softmax probability,
+      which underflows to 0 when a positive lies more than about 745 below its row's
+      maximum;
+    - ``"global maximum"``: subtracts the largest logit of the whole batch, so a row far
+      below it underflows to 0;
+    - ``"symmetric (CLIP) average"``: the mean of the row and the column losses;
+    - ``"temperature inside the log-sum-exp only"``: the positive's logit is not divided
+      by τ;
+    - ``"mean over N - 1"``: the sum of the row losses divided by ``N - 1``;
+    - ``"squared-distance logits"``: :math:`-\lVert z^{(1)}_i - z^{(2)}_j \rVert^2 / \tau`
+      instead of dot products;
+    - ``"mean over all entries"``: averages :math:`-\log p_{ij}` over the whole matrix.
 
     Returns
     -------
@@ -574,4 +731,11 @@ def typical_mistakes() -> dict[str, Callable]:
         "needs NumPy arrays": _needs_arrays,
         "modifies its inputs": _modifies_inputs,
         "no default temperature": _no_default,
+        "log of the softmax": _log_of_softmax,
+        "global maximum": _global_max,
+        "symmetric (CLIP) average": _symmetric,
+        "temperature inside the log-sum-exp only": _tau_inside_only,
+        "mean over N - 1": _mean_over_n_minus_1,
+        "squared-distance logits": _squared_distance_logits,
+        "mean over all entries": _all_entries,
     }

@@ -56,6 +56,28 @@ _HINTS = {
         "(log-sum-exp), or use scipy.special.logsumexp"
     ),
     "rows": "return one number for the batch (the mean over its rows), not one per row",
+    "clipped": (
+        "this is 0 where the batch's value is negative: a critic worse than chance gives a "
+        "negative value; do not clip it (only I(X; Y) itself is never negative)"
+    ),
+    "loo log K": (
+        "the positive was left out of its own denominator and log K added: that is neither "
+        "InfoNCE nor the leave-one-out bound (which adds log(K - 1)); InfoNCE keeps the "
+        "positive among the K candidates"
+    ),
+    "symmetric": (
+        "this averages two bounds, one normalised along each row and one along each column "
+        "(a symmetric, CLIP-style bound); here only the rows are normalised, over the x_j"
+    ),
+    "global max": (
+        "a whole row underflowed to 0: subtract each row's own maximum "
+        "(F.max(axis=1, keepdims=True)), not the largest score of the whole batch"
+    ),
+    "log of softmax": (
+        "the positive's probability underflowed to 0 before the log (its score is more "
+        "than 745 below its row's maximum): compute the log-softmax directly, "
+        "F_ii - logsumexp(F_i), never np.log of a softmax"
+    ),
 }
 
 
@@ -66,6 +88,7 @@ class _Case:
     purpose: str
     known: list[tuple[float, str]] = field(default_factory=list)
     check_unchanged: bool = False
+    nonfinite_hint: str = ""  # shown when the answer is infinite or NaN
 
     @property
     def expected(self) -> float:
@@ -95,8 +118,11 @@ def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
         (math.log(K) + float(lp.sum()), _HINTS["sum"]),
         (K * bound, _HINTS["sum"]),
         (_loo_value(F), _HINTS["leave one out"]),
+        (_loo_value(F) - math.log(K - 1) + math.log(K), _HINTS["loo log K"]),
         (bound - math.log(K) + math.log(K - 1), _HINTS["log K-1"]),
         (bound / math.log(2.0), _HINTS["bits"]),
+        (math.log(K) + float((lp + _log_probs(F, axis=0)).mean()) / 2, _HINTS["symmetric"]),
+        (max(0.0, bound), _HINTS["clipped"]),
     ]
     # Where two mistakes give the same number (e.g. every log-probability 0), name neither.
     return [
@@ -111,6 +137,7 @@ def _cases() -> list[_Case]:
     F1 = rng.normal(size=(5, 5)) + 1.5 * np.eye(5) + rng.normal(size=(5, 1))
     F2 = 300.0 * rng.normal(size=(4, 4)) + 800.0 * np.eye(4)
     F3 = rng.normal(size=(3, 3)) + np.eye(3)
+    F4 = rng.normal(size=(4, 4)) - 2.0 * np.eye(4)  # positives scored below the negatives
     return [
         _Case(
             "a 5 x 5 batch",
@@ -123,6 +150,7 @@ def _cases() -> list[_Case]:
             F2,
             "positives near 800: a plain exp overflows float64 here",
             _known_values(F2),
+            nonfinite_hint=_HINTS["overflow"],
         ),
         _Case(
             "an uninformative critic",
@@ -135,18 +163,56 @@ def _cases() -> list[_Case]:
             "each positive outscores its row by 50: the bound reaches its ceiling log 4",
             _known_values(50.0 * np.eye(4)),
         ),
+        *_cases_extremes(F4),
         _Case(
             "nested lists",
             F3.tolist(),
             "a list of lists instead of an array (convert with np.asarray)",
+            _known_values(F3),
         ),
         _Case(
             "scores unchanged",
             F3 + 1.0,
             "the function must not modify the caller's array in place",
+            _known_values(F3 + 1.0),
             check_unchanged=True,
         ),
     ]
+
+
+def _cases_extremes(F4: np.ndarray) -> list[_Case]:
+    """A batch worse than chance, rows far apart, and a positive far below its row."""
+    return [
+        _Case(
+            "worse than chance",
+            F4,
+            "positives scored 2 below the rest: the batch's value is negative",
+            _known_values(F4),
+        ),
+        _Case(
+            "rows far apart",
+            _ROWS_FAR_APART,
+            "row maxima 800 apart, every score below 709: each row needs its own maximum",
+            _known_values(_ROWS_FAR_APART),
+            nonfinite_hint=_HINTS["global max"],
+        ),
+        _Case(
+            "positive far below",
+            _POSITIVE_FAR_BELOW,
+            "a positive 800 below its row's maximum: its probability underflows to 0",
+            _known_values(_POSITIVE_FAR_BELOW),
+            nonfinite_hint=_HINTS["log of softmax"],
+        ),
+    ]
+
+
+# Row maxima 400 and -400: shifting every row by the batch's largest score (400) leaves
+# e^-800 = 0 in every entry of the second row. Every score is below 709 in size, so a
+# plain exp neither overflows nor underflows here.
+_ROWS_FAR_APART = np.array([[400.0, 10.0, 0.0], [-420.0, -400.0, -410.0], [1.0, 0.0, 2.0]])
+# The first positive scores -400 against a negative's 400: its probability, e^-800, is 0
+# in float64 (the smallest positive float64 is about e^-745).
+_POSITIVE_FAR_BELOW = np.array([[-400.0, 400.0, 0.0], [1.0, 2.0, 0.0], [0.0, 1.0, 3.0]])
 
 
 def _copy(scores):
@@ -175,7 +241,7 @@ def _run_case(fn: Callable, case: _Case) -> tuple[bool, str]:
     except (TypeError, ValueError):
         return False, f"returned {type(out).__name__} {out!r}, not a number"
     if not math.isfinite(got):
-        hint = _HINTS["overflow"] if case.name == "large scores" else case.purpose
+        hint = case.nonfinite_hint or case.purpose
         return False, f"expected {expected:.6f}, got {got}: {hint}"
     if not _close(got, expected):
         for value, hint in case.known:
@@ -188,7 +254,7 @@ def _run_case(fn: Callable, case: _Case) -> tuple[bool, str]:
 
 
 def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
-    r"""Check a reader's ``my_infonce_bound(scores)`` on six batches.
+    r"""Check a reader's ``my_infonce_bound(scores)`` on nine batches.
 
     The reference is :func:`infonce_bound` of the library on the same batch: the softmax over
     the candidates of each row, the positive kept in its own denominator, the mean over rows
@@ -197,16 +263,27 @@ def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
     ========================  ===================================================
     case                      catches
     ========================  ===================================================
-    a 5 x 5 batch             softmax over the wrong axis; log K missing; the loss
-                              or the negated bound returned; a sum instead of a
-                              mean; the positive left out (leave-one-out);
-                              log(K - 1); bits instead of nats; one value per row
+    a 5 x 5 batch             softmax over the wrong axis; a symmetric average of
+                              both axes; log K missing; the loss or the negated
+                              bound returned; a sum instead of a mean; the
+                              positive left out (leave-one-out, with log(K - 1)
+                              or with log K); log(K - 1); bits instead of nats;
+                              one value per row
     large scores              no max-subtraction (exp overflows)
     an uninformative critic   equal scores must give exactly 0
     a perfect critic          the ceiling log K
+    worse than chance         a negative value clipped at 0
+    rows far apart            one maximum for the whole batch (a row 800 below
+                              it underflows to 0)
+    positive far below        the log of a softmax probability (a positive 800
+                              below its row's maximum has probability 0)
     nested lists              code that needs a NumPy array
     scores unchanged          in-place changes to the caller's array
     ========================  ===================================================
+
+    A wrong value that matches a usual mistake on that batch is named (where two mistakes
+    give the same value, neither is named there); an infinite or NaN value gets the hint
+    of the batch built for it.
 
     Parameters
     ----------
@@ -236,7 +313,7 @@ def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
     FAIL  a 5 x 5 batch: expected 0.853569, got 0.755869: this is the InfoNCE loss,
           minus the mean log-probability; the bound is log K minus the loss
     ...
-    6 of 6 cases fail; each FAIL line says what went wrong.
+    9 of 9 cases fail; each FAIL line says what went wrong.
     False
     """
     if not callable(fn):
@@ -312,14 +389,47 @@ def _modifies_input(scores):
     return math.log(len(F)) + float(np.mean(np.diag(F) - np.log(np.exp(F).sum(axis=1))))
 
 
+def _clipped(scores):
+    F, lp = _lp(scores)
+    return max(0.0, math.log(len(F)) + float(lp.mean()))  # "a bound on I is never negative"
+
+
+def _log_of_softmax(scores):
+    F = np.asarray(scores, dtype=np.float64)
+    E = np.exp(F - F.max(axis=1, keepdims=True))  # no overflow ...
+    P = E / E.sum(axis=1, keepdims=True)
+    return math.log(len(F)) + float(np.mean(np.log(np.diag(P))))  # ... but p_ii may be 0
+
+
+def _global_max(scores):
+    F = np.asarray(scores, dtype=np.float64)
+    m = F.max()  # the batch's largest score, not each row's
+    lse = m + np.log(np.exp(F - m).sum(axis=1))
+    return math.log(len(F)) + float(np.mean(np.diag(F) - lse))
+
+
+def _leave_one_out_log_k(scores):
+    F = np.asarray(scores, dtype=np.float64)
+    return _loo_value(F) - math.log(len(F) - 1) + math.log(len(F))
+
+
+def _symmetric(scores):
+    F, rows = _lp(scores, axis=1)
+    columns = _lp(scores, axis=0)[1]
+    return math.log(len(F)) + float((rows + columns).mean()) / 2
+
+
 def infonce_bound_mistakes() -> dict[str, Callable]:
-    r"""Twelve wrong ``my_infonce_bound`` functions, one per usual mistake.
+    r"""Seventeen wrong ``my_infonce_bound`` functions, one per usual mistake.
 
     Each takes one ``(K, K)`` score matrix and is right except for one thing: the softmax
     over the wrong axis, no :math:`\log K`, the loss returned, the sign flipped, a sum over
     rows, the positive left out of its denominator (the leave-one-out bound), :math:`\log
-    (K-1)`, bits, no max-subtraction, one value per row, ``.shape`` on a list, and an
-    in-place change of the caller's array.
+    (K-1)`, bits, no max-subtraction, one value per row, ``.shape`` on a list, an in-place
+    change of the caller's array, the value clipped at 0, the log of a softmax probability
+    (which underflows to 0 for a positive far below its row's maximum), one maximum for
+    the whole batch, the positive left out with :math:`\log K` added, and the mean of the
+    softmax along rows and down columns (a symmetric bound).
 
     Returns
     -------
@@ -346,4 +456,9 @@ def infonce_bound_mistakes() -> dict[str, Callable]:
         "one value per row": _per_row,
         "needs an array": _needs_array,
         "modifies its input": _modifies_input,
+        "clipped at 0": _clipped,
+        "log of the softmax": _log_of_softmax,
+        "global maximum": _global_max,
+        "positive left out, log K": _leave_one_out_log_k,
+        "symmetric": _symmetric,
     }

@@ -12,6 +12,7 @@ from tests.fuzzing import (
     POS,
     Bad,
     Num,
+    Seed,
     Seq,
     Spec,
 )
@@ -26,6 +27,7 @@ SPECS: dict[str, tuple[Spec, ...]] = {
                 m_pairs=Num("int", 8, minimum=1),
                 side=Num("int", 2, minimum=1),
                 length_scale=Num(POS, 1.5),
+                seed=Seed(0, generator_ok=False),
             ),
             bad=(Bad("level not a level", lambda kw, d, r: {**kw, "level": 3.0}, ("level",)),),
             max_examples=40,
