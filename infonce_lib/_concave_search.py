@@ -30,7 +30,9 @@ def _newton_search(evaluate, lo: float, hi: float, x: float, rtol: float):
     yet evaluated, or else the geometric middle of the bracket. Stops at the evaluated point
     whose Newton step is at most ``rtol * beta`` (convergence is quadratic: the point is
     then about that close to the maximiser), at an end of the interval where the slope
-    points outwards, or when the bracket is narrower than ``rtol``.
+    points outwards, or when the bracket is narrower than ``rtol``. A point where the slope
+    and the curvature are both exactly 0 (the bound flat to the last bit, as when every
+    positive wins and the weights have saturated) sends the search to the upper end.
 
     Returns ``(beta, value at beta, number of evaluations)``.
     """
@@ -42,6 +44,13 @@ def _newton_search(evaluate, lo: float, hi: float, x: float, rtol: float):
         value, g, h = evaluate(x)
         n += 1
         done[x] = True
+        if g == 0.0 and h == 0.0 and not done[hi]:
+            # Flat to the last bit: the softmax weights have saturated (every positive
+            # wins, so the slope tends to 0 from above and has underflowed) or the
+            # function is constant. Either way nothing to the right is lower: the
+            # maximiser on the interval is its upper end.
+            x = hi
+            continue
         if g == 0.0 or (x == hi and g >= 0.0) or (x == lo and g <= 0.0):
             return x, value, n
         if g > 0.0:

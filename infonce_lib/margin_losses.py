@@ -1,7 +1,8 @@
 r"""Two contrastive losses without a softmax, on batches of cosine scores.
 
 Chapter 6 compares InfoNCE with Hadsell, Chopra & LeCun's (2006) pairwise margin loss
-(:func:`hadsell_contrastive_loss`) and with the zero-margin triplet loss on the hardest
+(:func:`hadsell_contrastive_loss`, and its slope in each cosine,
+:func:`hadsell_contrastive_grad`) and with the zero-margin triplet loss on the hardest
 negative (:func:`hardest_negative_triplet_loss`), the limit of :math:`\tau \mathcal{L}` as
 :math:`\tau \to 0`. Both take ``cosines[b, i, j]`` :math:`= s(x_j, y_i)`, shape
 ``(B, K, K)``, positives on the diagonal.
@@ -14,13 +15,8 @@ import numpy as np
 from ._validation import as_positive_scalar, as_real_array, finite_or_raise
 from .core import _safe_mean
 
-__all__ = ["hadsell_contrastive_loss", "hardest_negative_triplet_loss"]
+__all__ = ["hadsell_contrastive_grad", "hadsell_contrastive_loss", "hardest_negative_triplet_loss"]
 
-#
-# Chapter 5 compares InfoNCE with two losses that have no softmax: Hadsell et al.'s pairwise
-# margin loss and the zero-margin triplet loss on the hardest negative (the tau -> 0 limit
-# of tau * InfoNCE). Both take batches of cosine scores, cosines[b, i, j] = s(x_j, y_i),
-# shape (B, K, K), positives on the diagonal, as in infonce_lib.temperature.
 
 _ROUND_OFF = 1e-12  # cosines from a matrix product may exceed 1 by a few ulps; never clipped
 
@@ -166,3 +162,63 @@ def hadsell_contrastive_loss(cosines, margin: float = 1.0) -> np.ndarray:
         if bad.any():  # violations near 1.8e308 whose sums overflowed: H_b = K/2 mean_ij
             out[bad] = (0.5 * K) * _safe_mean(push[bad].reshape(-1, K * K), axis=-1)
     return finite_or_raise(out, f"a batch's Hadsell loss at margin = {m:g}", "use a margin <= 2")
+
+
+def hadsell_contrastive_grad(cosines, margin: float = 1.0) -> np.ndarray:
+    r"""The slope of :func:`hadsell_contrastive_loss` in each cosine: how hard each pair is pushed.
+
+    With :math:`D_{ij} = \sqrt{2 - 2 S_{ij}}` (unit vectors), :math:`\tfrac12 D^2 = 1 - S`
+    and :math:`\mathrm{d}D/\mathrm{d}S = -1/D`, so per batch
+
+    .. math::
+
+        \frac{\partial H_b}{\partial S_{bii}} = -\frac1K, \qquad
+        \frac{\partial H_b}{\partial S_{bij}} = \frac{1}{K}\,
+        \frac{\max(0,\, m - D_{bij})}{D_{bij}} \quad (j \ne i).
+
+    A negative beyond the margin (:math:`D \ge m`) gets exactly 0: the loss does not change
+    when it moves. Compare InfoNCE's loss at temperature :math:`\tau`, whose slope in a
+    negative's cosine is :math:`p_{ij}/(K\tau) > 0` for every negative (Wang & Liu, 2021,
+    eq. 4; :func:`~infonce_lib.softmax_weights`), however far it is.
+
+    Parameters
+    ----------
+    cosines : array_like, shape (B, K, K)
+        Cosine scores in [-1, 1] of unit embeddings, positives on the diagonal; no negative
+        at cosine 1 (distance 0, where the slope in the cosine is infinite). Not modified.
+    margin : float, default 1.0
+        :math:`m > 0`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, K, K)
+        :math:`-1/K` on the diagonal, :math:`\ge 0` elsewhere.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`hadsell_contrastive_loss`; ``ValueError`` if a negative has cosine 1
+        (distance 0) or a slope overflows float64 (``margin`` near 1.8e308).
+
+    Examples
+    --------
+    >>> S = np.array([[[1.0, 0.5], [-0.2, 1.0]]])   # distances 1 and 1.549 for the negatives
+    >>> hadsell_contrastive_grad(S, margin=1.5)  # (1.5 - 1) / 1 / 2 = 0.25; 1.549 > 1.5
+    array([[[-0.5 ,  0.25],
+            [ 0.  , -0.5 ]]])
+    """
+    S = _check_cosines(cosines)
+    m = as_positive_scalar(margin, "margin")
+    K = S.shape[-1]
+    idx = np.arange(K)
+    D = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0))
+    D[:, idx, idx] = 1.0  # placeholders: the positives' slope is set below
+    if (D == 0.0).any():
+        raise ValueError(
+            "cosines has a negative at cosine 1 (distance 0): the slope of Hadsell's loss in "
+            "the cosine is infinite there"
+        )
+    with np.errstate(over="ignore"):
+        out = np.maximum(m - D, 0.0) / D / K
+    out[:, idx, idx] = -1.0 / K
+    return finite_or_raise(out, f"the slopes at margin = {m:g}", "use a margin <= 2")

@@ -18,8 +18,9 @@ Records
 * :data:`SIMCLR_TABLE5`: linear evaluation against :math:`\ell_2` normalisation and
   temperature (Chen et al., 2020, Table 5).
 * :data:`SIMCLR_BATCH_SIZES`: the batch sizes SimCLR trains with (its section 2.2 and 2.3).
-* :data:`CLIP_TEMPERATURE`: CLIP's initial temperature and the cap on its logit scale
-  (Radford et al., 2021, section 2.5).
+* :data:`CLIP_TEMPERATURE`: CLIP's initial temperature, the cap on its logit scale and its
+  batch size (Radford et al., 2021, section 2.5), the logit scale its released models end
+  with and the embedding dimension of ViT-L/14.
 * :data:`MOCO_SETTINGS`: MoCo's temperature, queue length, momentum and embedding dimension
   (He et al., 2020).
 * :data:`POOLE_STAIRCASE`: the dimension, batch size, information levels and steps per level
@@ -256,9 +257,12 @@ SIMCLR_TABLE5 = PublishedTable(
         (False, 10.0, 0.5, 91.7, 57.2),
         (False, 100.0, 0.5, 92.1, 57.0),
     ),
-    settings={"contrastive_distribution_size": 4096},
+    settings={"contrastive_distribution_size": 4096, "projection_dim": 128},
     checked=(
-        "three independent text extractions of the paper (table and caption agree in all six rows)"
+        "three independent text extractions of the paper (table and caption agree in all six "
+        "rows); the caption says 'The contrastive distribution is over 4096 examples', the "
+        "default batch size of section 2.3, whose 128-dimensional projection (section 2.3, "
+        "Default setting) the models of the table use"
     ),
 )
 
@@ -283,36 +287,63 @@ SIMCLR_BATCH_SIZES = PublishedSettings(
 
 # ---------------------------------------------------------------- CLIP (Radford et al., 2021)
 
-#: CLIP's temperature: learned, as a log-parameterised multiplicative scalar (section 2.3);
-#: initialised to 0.07 (after Wu et al., 2018) and clipped so that the logits are never
-#: scaled by more than 100 (section 2.5); the minibatch size of section 2.5.
+#: CLIP's temperature: learned by the loss itself, as a log-parameterized multiplicative
+#: scalar "to avoid turning [it] as a hyper-parameter" (section 2.3); initialised to the
+#: equivalent of 0.07, "from (Wu et al., 2018)", and clipped so that the logits are never
+#: scaled by more than 100 (section 2.5); the minibatch size of section 2.5. Two values are
+#: not in the paper and say so in ``where``: the logit scale the released models end with
+#: (the clip, 100, i.e. tau = 0.01) and the embedding dimension of ViT-L/14, the model the
+#: paper reports as "CLIP".
 CLIP_TEMPERATURE = PublishedSettings(
     name="CLIP's temperature",
     citation="radford2021clip",
-    values={"initial_temperature": 0.07, "max_logit_scale": 100, "batch_size": 32768},
+    values={
+        "initial_temperature": 0.07,
+        "max_logit_scale": 100,
+        "batch_size": 32768,
+        "released_logit_scale": 100,
+        "embedding_dim": 768,
+    },
     where={
         "initial_temperature": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
         "max_logit_scale": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
         "batch_size": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
+        "released_logit_scale": (
+            "not in the paper: the logit scale exp(t) stored in the released weights "
+            "(openai/CLIP), as printed by independent public code that loads them "
+            "(logit_scale.exp() = 100.00 for ViT-B/32) and as an OpenCLIP maintainer "
+            "describes it (github.com/mlfoundations/open_clip, issue 541: always 100 at the "
+            "end of training); the weights themselves were not read"
+        ),
+        "embedding_dim": (
+            "Table 20 (CLIP-ViT hyperparameters) of arXiv:2103.00020 for ViT-L/14, not read "
+            "(an image in the stored copies); 768 is the embed_dim of the released ViT-L/14 "
+            "in independent re-implementations of the released models"
+        ),
     },
-    checked="text extractions of section 2.5 (two independent copies agree)",
+    checked=(
+        "text extractions of sections 2.3 and 2.5 (two independent copies agree); the two "
+        "values not in the paper as their locations say"
+    ),
 )
 
 # ---------------------------------------------------------------- MoCo (He et al., 2020)
 
-#: MoCo's settings: the temperature of its InfoNCE loss (taken from Wu et al., 2018), the
-#: dimension of its l2-normalised embeddings, and the queue length and momentum m of its
-#: ImageNet comparison. The queue length is the book's Q (chapters/notation.md): each query
-#: has Q queued negatives, so K = Q + 1 candidates.
+#: MoCo's settings: the temperature of its InfoNCE loss, the dimension of its
+#: l2-normalised embeddings (both "[61]", Wu et al., 2018, in MoCo's references: MoCo takes
+#: them from there, not from a search of its own), and the queue length and momentum m of
+#: its ImageNet comparison. The queue length is the book's Q (chapters/notation.md): each
+#: query has Q queued negatives (the other queries' keys are not negatives, Algorithm 1), so
+#: K = Q + 1 candidates.
 MOCO_SETTINGS = PublishedSettings(
     name="MoCo's settings",
     citation="he2020moco",
     values={"temperature": 0.07, "queue_length": 65536, "momentum": 0.999, "dim": 128},
     where={
-        "temperature": "section 3.3, Technical details",
+        "temperature": "section 3.3, Technical details ('set as 0.07 [61]', [61] = Wu et al.)",
         "queue_length": "section 4.1, Comparison with previous results",
         "momentum": "section 4.1, Comparison with previous results",
-        "dim": "section 3.3, Technical details",
+        "dim": "section 3.3, Technical details ('128-D [61]')",
     },
     checked="text extractions of sections 3.3 and 4.1 (several independent copies agree)",
 )

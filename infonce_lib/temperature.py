@@ -34,13 +34,13 @@ round-off of :math:`10^{-12}`; never clipped).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import scipy.special
 
+from ._beta_objective import _BetaObjective
 from ._concave_search import _geometric_middle, _newton_search
 from ._validation import (
     as_bool,
@@ -69,9 +69,19 @@ __all__ = [
     "tau_scaled_loss",
 ]
 
-#: The default search interval for the inverse temperature beta of
-#: :func:`~infonce_lib.best_temperature` (tau from 0.002 to 2), used by the experiments too.
-BETA_BOUNDS = (0.5, 500.0)
+
+class _BetaInterval(NamedTuple):
+    r"""The default search interval of :func:`~infonce_lib.best_temperature`:
+    :math:`\beta = 1/\tau` from ``low`` = 0.5 to ``high`` = 500, that is :math:`\tau` from
+    0.002 to 2; the experiments of chapters 3 and 6 search it too. A pair of floats (a named
+    tuple: ``BETA_BOUNDS[0]``, ``BETA_BOUNDS.low`` and ``low, high = BETA_BOUNDS`` all work).
+    When the best :math:`\beta` is one of its ends, ``BestTemperature.at_end`` says so."""
+
+    low: float
+    high: float
+
+
+BETA_BOUNDS = _BetaInterval(0.5, 500.0)
 
 # The search of best_temperature: Newton stops when its step is at most _BETA_RTOL * beta;
 # with _WARM_FRACTION * _WARM_MIN_ROWS rows or more, a search on the first 1/_WARM_FRACTION
@@ -80,10 +90,6 @@ _BETA_RTOL = 1e-6
 _WARM_FRACTION = 16
 _WARM_MIN_ROWS = 256
 _WARM_RTOL = 1e-2
-
-# exp(x) is exactly 0 in float64 below about -745.13: _BetaObjective sets such arguments to
-# -inf, whose exp is the same 0 but quicker.
-_EXP_ZERO = -746.0
 
 
 def cosine_scores(x, y, batch_size: int) -> np.ndarray:
@@ -152,185 +158,6 @@ def _without_positives(S: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- I_NCE(beta)
-
-
-class _BetaObjective:
-    """Batch values of InfoNCE for the critic ``beta * S``, for many ``beta``, fast.
-
-    Every evaluation works on ``D = S - max_j S`` (so ``D <= 0`` and the row maximum of
-    ``beta * D`` is 0 for every ``beta > 0``): one multiply, one ``exp`` and one sum (a BLAS
-    matrix-vector product), in cache-sized chunks of scratch buffers, so no array of the
-    size of ``S`` is ever allocated. With ``overwrite=True``, ``S`` itself becomes ``D``
-    once (cheaper when many ``beta`` are evaluated); otherwise each chunk of ``D`` is formed
-    in a buffer and ``S`` is left alone. Both give the same numbers, bit for bit.
-
-    The ``exp`` is nearly all the cost, so every result is remembered by its ``beta``: the
-    batch values (from :meth:`batch_values_many` or :meth:`derivatives`, which give the same
-    bits) and the derivatives. Asking again for a ``beta`` already evaluated costs nothing.
-    """
-
-    _CHUNK = 1 << 18  # doubles per chunk (2 MiB): about a core's L2 cache
-
-    def __init__(self, S: np.ndarray, *, overwrite: bool = False) -> None:
-        B, K, _ = S.shape
-        self.K = K
-        self.B = B
-        idx = np.arange(K)
-        row_max = S.max(axis=-1)  # (B, K)
-        self.pos = S[:, idx, idx] - row_max  # (B, K), <= 0
-        if overwrite:
-            np.subtract(S, row_max[..., None], out=S)
-            self.shift = None
-        else:
-            self.shift = row_max.reshape(B * K)
-        self.D = S.reshape(B * K, K)  # S itself: shifted already, or chunk by chunk
-        rows = max(1, self._CHUNK // K)
-        self.rows = rows
-        n = min(rows, B * K)
-        self.buf = np.empty((n, K))
-        self.mask = np.empty((n, K), dtype=bool)
-        self.work = np.empty((n, K)) if overwrite else None  # allocated on first need
-        self.shifted = None if overwrite else np.empty((n, K))
-        self._values: dict[float, np.ndarray] = {}  # beta -> batch values (B,)
-        self._derivs: dict[float, tuple] = {}  # beta -> (value, first, second), each (B,)
-
-    def _exp(self, buf: np.ndarray, spread: float) -> None:
-        """``exp`` in place of a chunk of arguments in ``[-spread, 0]`` (up to round-off).
-
-        When some of them may lie below ``_EXP_ZERO`` (whose ``exp`` is 0 in float64) they
-        are set to ``-inf`` first: the same zeros, but glibc's ``exp`` takes a slow path for
-        an underflow, about 2.5 times as long. Call under ``errstate(under="ignore")``.
-        """
-        if spread > -_EXP_ZERO / 1.01:  # cosines may exceed [-1, 1] by round-off
-            mask = self.mask[: buf.shape[0]]
-            np.less(buf, _EXP_ZERO, out=mask)
-            np.copyto(buf, -np.inf, where=mask)
-        np.exp(buf, out=buf)
-
-    def _chunks(self, stop: int | None = None):
-        """``(start, stop, D[start:stop])``, the shifted rows (the first ``stop``), by chunks."""
-        n = self.D.shape[0] if stop is None else stop
-        for start in range(0, n, self.rows):
-            block = self.D[start : min(start + self.rows, n)]
-            stop = start + block.shape[0]
-            if self.shift is not None:
-                out = self.shifted[: block.shape[0]]
-                np.subtract(block, self.shift[start:stop, None], out=out)
-                block = out
-            yield start, stop, block
-
-    def batch_values(self, beta: float) -> np.ndarray:
-        """Batch values at one ``beta``: shape (B,)."""
-        return self.batch_values_many([beta])[0]
-
-    def batch_values_many(self, betas) -> np.ndarray:
-        """Batch values at several ``beta`` in one pass over ``D``: shape (len(betas), B)."""
-        betas = [float(b) for b in betas]
-        new = list(dict.fromkeys(b for b in betas if b not in self._values))
-        if new:
-            for beta, values in zip(new, self._evaluate_many(new), strict=True):
-                self._values[beta] = values
-        return np.array([self._values[b] for b in betas]).reshape(len(betas), self.B)
-
-    def _evaluate_many(self, betas: list) -> np.ndarray:
-        """The batch values at ``betas``, computed (nothing remembered)."""
-        den = np.empty((len(betas), self.D.shape[0]))
-        ones = np.ones(self.K)
-        for start, stop, block in self._chunks():  # read once, reused for every beta
-            buf = self.buf[: stop - start]
-            for q, beta in enumerate(betas):
-                with np.errstate(over="ignore", under="ignore"):
-                    np.multiply(block, beta, out=buf)  # -inf only if beta * 2 overflows
-                    self._exp(buf, 2.0 * beta)
-                np.matmul(buf, ones, out=den[q, start:stop])
-        np.log(den, out=den)
-        with np.errstate(over="ignore"):  # beta * pos = -inf beyond float64: see _batch_means
-            terms = np.multiply.outer(betas, self.pos.reshape(-1))
-        terms -= den
-        return self._batch_means(terms, betas, den)
-
-    def _batch_means(self, terms: np.ndarray, betas, log_den: np.ndarray) -> np.ndarray:
-        """``log K`` plus each batch's mean of the terms ``beta * pos - log_den`` (each of
-        shape (len(betas), B * K)): the plain mean where finite; where a term or the sum
-        left float64, ``beta * mean(pos) - mean(log_den)`` (``mean(pos)`` in [-2, 0]),
-        finite wherever the bound is, else below -1.8e308 (callers raise)."""
-        shape = (len(betas), self.B, self.K)
-        with np.errstate(over="ignore"):
-            out = math.log(self.K) + terms.reshape(shape).mean(axis=-1)
-            if not np.isfinite(out).all():
-                alt = np.multiply.outer(betas, self.pos.mean(-1)) - log_den.reshape(shape).mean(-1)
-                out = np.where(np.isfinite(out), out, math.log(self.K) + alt)
-        return out
-
-    def derivatives(self, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Batch values and their first and second derivatives in ``beta``: each (B,).
-
-        Per row, with ``p = softmax(beta * D)``: the first derivative is ``D_ii - sum p D``,
-        the second ``-sum p (D - m)^2`` with ``m = sum p D`` (centred, so exactly ``<= 0``).
-        ``D`` differs from ``S`` by a constant per row, which changes neither.
-        """
-        beta = float(beta)
-        if beta not in self._derivs:
-            value, first, second, log_den = self._row_derivatives(beta)
-            bk = (self.B, self.K)
-            value = self._batch_means(value[None], [beta], log_den[None])[0]
-            self._derivs[beta] = (value, first.reshape(bk).mean(-1), second.reshape(bk).mean(-1))
-            self._values.setdefault(beta, value)
-        return tuple(a.copy() for a in self._derivs[beta])
-
-    def mean_derivatives(self, beta: float, rows: int) -> tuple[float, float, float]:
-        """Means over the first ``rows`` rows of the value and its two derivatives (a cheap
-        estimate from part of the batches; nothing remembered)."""
-        value, first, second, _ = self._row_derivatives(float(beta), rows)
-        return math.log(self.K) + _safe_mean(value), float(first.mean()), float(second.mean())
-
-    def _row_derivatives(self, beta: float, rows: int | None = None):
-        """Per row (the first ``rows``): ``beta D_ii - log sum e^(beta D)``, the first and the
-        second derivative in ``beta``, and ``log sum e^(beta D)``; each of shape (rows,)."""
-        n = self.D.shape[0] if rows is None else rows
-        K = self.K
-        den, mean, var = np.empty(n), np.empty(n), np.empty(n)
-        ones = np.ones(K)
-        if self.work is None:
-            self.work = np.empty_like(self.buf)
-        for start, stop, block in self._chunks(n):
-            w = self.buf[: stop - start]
-            c = self.work[: stop - start]
-            with np.errstate(over="ignore", under="ignore"):
-                np.multiply(block, beta, out=w)
-                self._exp(w, 2.0 * beta)  # in [0, 1]; each row's maximum gives exactly 1
-            np.matmul(w, ones, out=den[start:stop])  # >= 1
-            np.multiply(w, block, out=c)
-            np.matmul(c, ones, out=mean[start:stop])
-            mean[start:stop] /= den[start:stop]  # E_p[D], in [-2, 0]
-            np.subtract(block, mean[start:stop, None], out=c)
-            np.square(c, out=c)
-            c *= w
-            np.matmul(c, ones, out=var[start:stop])
-            var[start:stop] /= den[start:stop]  # a sum of non-negative terms: >= 0
-        pos = self.pos.reshape(-1)[:n]
-        log_den = np.log(den)
-        with np.errstate(over="ignore"):
-            value = beta * pos - log_den
-        return value, pos - mean, -var, log_den
-
-    def log_denominators_at_tau(self, tau: float) -> np.ndarray:
-        """``log sum_j exp(D_ij / tau)`` per row, shape (B, K), each in ``[0, log K]``.
-
-        Divides by ``tau`` (never multiplies by ``1/tau``, which is infinite for subnormal
-        ``tau``: ``0 * inf`` would be NaN). This is ``scipy.special.logsumexp`` of
-        ``S / tau`` minus the row maximum, without its own max pass: each sum is at least 1
-        and no term exceeds 1.
-        """
-        out = np.empty(self.D.shape[0])
-        ones = np.ones(self.K)
-        for start, stop, block in self._chunks():
-            buf = self.buf[: stop - start]
-            with np.errstate(over="ignore", under="ignore"):
-                np.divide(block, tau, out=buf)  # -inf where the ratio leaves float64
-                self._exp(buf, 2.0 / tau)
-            np.matmul(buf, ones, out=out[start:stop])
-        return np.log(out, out=out).reshape(self.B, self.K)
 
 
 def infonce_at_beta(cosines, beta: float) -> np.ndarray:
@@ -484,19 +311,30 @@ class BestTemperature:
     evaluations : int
         Number of evaluations of the mean bound with its first two derivatives (one pass
         over the scores each), those of the warm start on a 16th of the rows included.
+    at_end : bool
+        True when :math:`\\beta^\\star` is an end of the search interval and the slope there
+        points out of it (``slope >= 0`` at the upper end, ``<= 0`` at the lower): the
+        answer is then the interval's end, not a stationary point, and the maximiser over
+        all :math:`\\beta > 0` lies beyond it or does not exist (see
+        :func:`best_temperature` for when it exists). False for an interior maximum.
+    slope : float
+        The mean :math:`\\mathrm{d}I_{\\mathrm{NCE}}/\\mathrm{d}\\beta` at :math:`\\beta^\\star`:
+        about 0 inside the interval; its sign at an end says which way the bound still rises.
 
     Examples
     --------
     >>> S = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.7, 0.4], [0.3, 0.6]]])
     >>> best = best_temperature(S)
-    >>> round(best.tau * best.beta, 12), best.infonce <= math.log(2)
-    (1.0, True)
+    >>> round(best.tau * best.beta, 12), best.infonce <= 0.6932, best.at_end
+    (1.0, True, True)
     """
 
     tau: float
     beta: float
     infonce: float
     evaluations: int
+    at_end: bool
+    slope: float
 
 
 def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) -> BestTemperature:
@@ -510,7 +348,7 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
     by Newton's method on the slope, with the exact first and second derivatives of
     :func:`infonce_beta_derivatives`. The objective is concave in :math:`\beta`, so the
     slope falls and a point where it vanishes is the global maximum (an end of the interval
-    if the slope keeps one sign there). Newton's step is
+    if the slope keeps one sign there: ``at_end``). Newton's step is
     :math:`\beta \leftarrow \beta - I'(\beta)/I''(\beta)` while the slope is positive, and
     the same step in :math:`\log\beta` once it is negative (there the step in
     :math:`\beta` overshoots far to the left, as the slope flattens at large
@@ -525,18 +363,37 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
     otherwise it starts at :math:`\sqrt{\beta_{\min}\beta_{\max}}`. Each evaluation is one
     pass over the scores (one exponential per score) for the value and both derivatives.
 
+    When the maximum is interior. Let :math:`\bar g` be the mean over all rows of the gaps
+    :math:`S_{ii} - \frac{1}{K-1}\sum_{j \ne i} S_{ij}` (:func:`~infonce_lib.mean_gaps`) and
+    :math:`T` the mean :func:`~infonce_lib.hardest_negative_triplet_loss`. At
+    :math:`\beta = 0` the softmax is uniform, :math:`\bar S_i = \frac1K \sum_j S_{ij}`, so the
+    slope of :func:`infonce_beta_derivatives` is :math:`\frac{K-1}{K}\bar g`; as
+    :math:`\beta \to \infty` it tends to :math:`-T`. Unless every row's scores are all equal
+    (then the bound is 0 for every :math:`\beta`), the second derivative is negative
+    everywhere, so the slope falls strictly from the first value to the second, and the mean
+    bound has a maximiser in :math:`(0, \infty)` if and only if :math:`\bar g > 0` and
+    :math:`T > 0`; it is then unique. If :math:`\bar g \le 0` the bound falls from
+    :math:`\beta = 0` on (best :math:`\tau \to \infty`); if :math:`T = 0` it rises for ever
+    (best :math:`\tau \to 0`). A beaten positive alone is not enough: the scores
+    ``[[0, 0.5], [0.1, 0.2]]`` have one (:math:`T = 0.25`) but :math:`\bar g = -0.2`. These
+    two slopes are the first-order terms of Wang & Liu's (2021, eqs. 6 and 7) limits of the
+    loss as :math:`\tau \to 0^+` (a triplet loss on the nearest negative) and
+    :math:`\tau \to \infty` (a loss linear in the scores). On the interval, the answer is an
+    end exactly when the slope there points outwards, and ``at_end`` says so.
+
     Parameters
     ----------
     cosines : array_like, shape (B, K, K)
         Cosine scores in [-1, 1].
-    beta_bounds : (float, float), default (0.5, 500)
+    beta_bounds : (float, float), default ``BETA_BOUNDS`` = (0.5, 500)
         The search interval for :math:`\beta`, ``0 < low < high``.
 
     Returns
     -------
     BestTemperature
-        :math:`\tau^\star`, :math:`\beta^\star`, the mean bound there and the number of
-        evaluations.
+        :math:`\tau^\star`, :math:`\beta^\star`, the mean bound there, the number of
+        evaluations, whether the answer is an end of the interval (``at_end``) and the slope
+        there.
 
     Raises
     ------
@@ -546,20 +403,28 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
 
     Examples
     --------
-    With every positive at 0.9 and every negative at 0.1 the bound rises with
-    :math:`\beta` all the way, so the optimum sits at the upper end of the interval:
+    With every positive at 0.9 and every negative at 0.1 no positive is beaten (:math:`T =
+    0`): the bound rises with :math:`\beta` all the way, and the answer is the upper end:
 
     >>> S = np.full((2, 4, 4), 0.1) + 0.8 * np.eye(4)
     >>> best = best_temperature(S, (0.5, 5.0))
-    >>> round(best.beta, 3), round(best.infonce, 4)
-    (5.0, 1.3328)
+    >>> round(best.beta, 3), round(best.infonce, 4), best.at_end, best.slope > 0
+    (5.0, 1.3328, True, True)
 
-    When a negative beats its positive the maximum is interior, and the slope vanishes there:
+    A positive mean gap and a beaten positive (row 1): the maximum is interior, and the slope
+    vanishes there:
 
     >>> S = np.array([[[0.9, 0.5, 0.1], [0.2, 0.3, 0.4], [0.0, 0.2, 0.8]]])
     >>> best = best_temperature(S)
-    >>> round(best.beta, 4), abs(float(infonce_beta_derivatives(S, best.beta).first[0])) < 1e-9
-    (6.7627, True)
+    >>> round(best.beta, 4), abs(best.slope) < 1e-9, best.at_end
+    (6.7627, True, False)
+
+    A beaten positive but a negative mean gap: the bound falls from the start, and the answer
+    is the lower end:
+
+    >>> best = best_temperature(np.array([[[0.0, 0.5], [0.1, 0.2]]]))
+    >>> best.beta, best.at_end, best.slope < 0
+    (0.5, True, True)
     """
     S = _check_cosines(cosines)
     beta_bounds = as_sequence(beta_bounds, "beta_bounds")
@@ -593,7 +458,9 @@ def _best_beta(objective: _BetaObjective, lo: float, hi: float) -> BestTemperatu
         return float(_safe_mean(value)), float(first.mean()), float(second.mean())
 
     beta, value, n = _newton_search(whole, lo, hi, start, _BETA_RTOL)
-    return BestTemperature(tau=1.0 / beta, beta=beta, infonce=value, evaluations=warm + n)
+    slope = whole(beta)[1]  # remembered by the objective: no new pass over the scores
+    at_end = (beta == hi and slope >= 0.0) or (beta == lo and slope <= 0.0)
+    return BestTemperature(1.0 / beta, beta, value, warm + n, bool(at_end), slope)
 
 
 # ---------------------------------------------------------------- how tau shares the push

@@ -40,6 +40,7 @@ RESULT_KEYS = {
     "I", "K", "m_pairs", "sigma", "rows", "best_tau", "best_beta", "best_infonce", "best_cap",
     "best_max_minus_cap", "best_attainable_cap", "best_max_minus_attainable_cap",
     "slope_at_best", "curvature_at_best", "optimal_critic", "optimal_critic_se",
+    "seed", "best_at_end", "population_cap",
 }  # fmt: skip
 RANGE_CHECK = "no batch exceeds the score-range cap"
 ATTAINABLE_CHECK = "no batch exceeds the attainable cap"
@@ -102,6 +103,46 @@ def test_cosine_cell_cached_read_only_and_checked():
     assert len(failed) == 1 and RANGE_CHECK in failed[0]
     with pytest.raises(ValueError, match="cosine_batch_size must be one of"):
         cosine_temperature.Config(**{**SMALL, "cosine_batch_size": 32})
+
+
+def test_seed_zero_is_the_published_draw_and_other_seeds_draw_other_pairs():
+    sigma, x, y = cosine_temperature.pairs(CONFIG)
+    s0, x0, y0 = patch_level_pairs(12.0, levels=SMALL["levels"], m_pairs=SMALL["m_pairs"])
+    assert sigma == s0 and np.array_equal(x, x0) and np.array_equal(y, y0)
+    other = cosine_temperature.Config(**SMALL, seed=3)
+    s3, x3, y3 = cosine_temperature.pairs(other)
+    assert s3 == sigma and not np.allclose(x3, x)
+    sub = cosine_temperature.pairs(other, level=1.0, m_pairs=64)[1]
+    assert sub.shape == (64, 64)
+    cell = cosine_temperature.run(other)
+    S = cosine_scores(x3, y3, 64)
+    np.testing.assert_array_equal(cell.batch_values[0], infonce_at_beta(S, 1 / cell.taus[0]))
+    assert "seed = [3, 1]" in cosine_temperature.tables(cell)
+    assert cosine_temperature.report(other).results["seed"] == 3
+    with pytest.raises(ValueError, match="seed"):
+        cosine_temperature.Config(**SMALL, seed=-1)
+    with pytest.raises(ValueError, match="level"):
+        cosine_temperature.pairs(CONFIG, level=6.0)
+    # remembered for the experiment and the chapter, so read-only
+    again = cosine_temperature.pairs(CONFIG)[1]
+    assert cosine_temperature.pairs(CONFIG)[1] is again
+    with pytest.raises(ValueError, match="read-only"):
+        again[0, 0] = 0.0
+
+
+def test_the_new_checks_can_fail():
+    r = cosine_temperature.run(CONFIG)
+    assert _failed(cosine_temperature.checks(r)) == []
+    for change, words in (
+        ({"infonce": r.population_cap + 1.0}, "population cap"),
+        ({"neighbour_infonce": (r.best_infonce + 1e-6, r.neighbour_infonce[1])}, "maximum of"),
+        ({"best_at_end": True}, "interior maximum"),
+        ({"optimal_critic": r.best_infonce - 0.01}, "optimal critic"),
+    ):
+        failed = _failed(cosine_temperature.checks(dataclasses.replace(r, **change)))
+        assert len(failed) == 1 and words in failed[0], failed
+    assert r.best_at_end is False
+    assert r.neighbour_infonce[0] < r.best_infonce > r.neighbour_infonce[1]
 
 
 def _failed(checks) -> list[str]:

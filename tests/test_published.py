@@ -198,6 +198,20 @@ def test_clip_cap_is_above_the_initial_scale():
     assert 1.0 / v["initial_temperature"] < v["max_logit_scale"]
 
 
+def test_clip_released_models_sit_at_the_clip():
+    v = CLIP_TEMPERATURE.values
+    assert v["released_logit_scale"] == v["max_logit_scale"]  # learned tau ran to the clip
+
+
+def test_no_published_setting_has_room_for_a_simplex_of_its_candidates():
+    # a regular simplex of K vertices needs d >= K - 1: none of the three has it
+    clip, moco = CLIP_TEMPERATURE.values, MOCO_SETTINGS.values
+    simclr_n = SIMCLR_TABLE5.settings["contrastive_distribution_size"]
+    assert clip["embedding_dim"] < clip["batch_size"] - 1
+    assert moco["dim"] < moco["queue_length"]  # K - 1 = Q
+    assert SIMCLR_TABLE5.settings["projection_dim"] < 2 * simclr_n - 2  # NT-Xent: 2N - 1
+
+
 def test_moco_and_clip_start_from_the_same_temperature():
     # both take 0.07 from Wu et al. (2018)
     assert MOCO_SETTINGS.values["temperature"] == CLIP_TEMPERATURE.values["initial_temperature"]

@@ -313,13 +313,25 @@ def test_best_temperature_at_the_lower_end():
     S = np.full((1, 3, 3), 0.5) - 0.4 * np.eye(3)
     best = best_temperature(S, (0.5, 50.0))
     assert best.beta == 0.5 and best.evaluations <= 5  # exactly the end, in a few steps
+    assert best.at_end and best.slope < 0  # and the result says it is the end
 
 
 def test_best_temperature_of_a_flat_bound():
     # Every score equal: the bound is 0 at every beta, slope and curvature 0; any beta is
-    # best and the search stops at its first point.
+    # best, and a flat stretch sends the search to the upper end, where it stops.
     best = best_temperature(np.zeros((3, 4, 4)), (0.5, 50.0))
-    assert best.infonce == 0.0 and best.evaluations == 1 and 0.5 <= best.beta <= 50.0
+    assert best.infonce == 0.0 and best.evaluations == 2 and best.beta == 50.0
+    assert best.at_end and best.slope == 0.0
+
+
+def test_best_temperature_when_the_slope_underflows_on_a_rising_bound():
+    # Every positive wins by far: the slope is positive but underflows to 0 at large
+    # beta. The maximiser on the interval is its upper end, and the result says so.
+    S = np.full((1, 3, 3), -0.5) + 1.5 * np.eye(3)
+    assert infonce_beta_derivatives(S, 1e4).first[0] == 0.0  # underflowed
+    best = best_temperature(S, (0.5, 1e6))
+    assert best.beta == 1e6 and best.at_end and best.slope >= 0.0
+    assert best.infonce == pytest.approx(math.log(3), abs=1e-12)
 
 
 def test_best_temperature_over_a_huge_interval_without_warnings():

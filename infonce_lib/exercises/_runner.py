@@ -27,7 +27,12 @@ class Case:
     """One call of the reader's function and what it should return.
 
     ``known`` pairs the value a known mistake gives with the hint that names it;
-    ``nonfinite_hint`` is shown when the answer is NaN or infinite.
+    ``nonfinite_hint`` is shown when the answer is NaN or infinite. An answer passes when it
+    is within ``rtol`` (relative) or ``atol`` (absolute) of ``expected``, entry by entry; a
+    case whose expected value may be tiny sets ``atol = 0`` so that 0 and the wrong sign
+    fail. With ``imprecise_rtol`` > 0, an answer that matches no known mistake but lies
+    within that relative distance is reported as right but imprecise, with the number of
+    digits it gets right and ``imprecise_hint``.
     """
 
     name: str
@@ -35,10 +40,28 @@ class Case:
     expected: np.ndarray | float
     known: list[tuple[np.ndarray | float, str]] = field(default_factory=list)
     nonfinite_hint: str = "the answer must be finite"
+    rtol: float = RTOL
+    atol: float = ATOL
+    imprecise_rtol: float = 0.0
+    imprecise_hint: str = ""
 
 
-def _close(got: np.ndarray, want: np.ndarray) -> bool:
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+def _close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+def _imprecise(got: np.ndarray, want: np.ndarray, case: Case) -> str:
+    """The "right but imprecise" message, or "" if ``got`` is not within ``imprecise_rtol``."""
+    if not case.imprecise_rtol or not _close(got, want, case.imprecise_rtol, 0.0):
+        return ""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = float(np.max(np.abs(got - want) / np.abs(want)))
+    digits = max(0, int(-np.log10(rel))) if rel > 0 else 16
+    return (
+        f"right but imprecise: it agrees with the exact value to about {digits} significant "
+        f"digits, and the checker asks for a relative error below {case.rtol:g}; "
+        f"{case.imprecise_hint}"
+    )
 
 
 def _show(value: np.ndarray) -> str:
@@ -73,7 +96,7 @@ def run_case(fn: Callable, case: Case) -> tuple[str, str]:
             f"returned shape {got.shape}, expected {want.shape or 'one number'}: "
             f"{'return one number, not one per row' if want.ndim == 0 else 'one value per pair'}"
         )
-    if _close(got, want):
+    if _close(got, want, case.rtol, case.atol):
         return "PASS", _show(got + 0.0)
     diff = f"expected {_show(want)}, got {_show(got)}"
     if want.ndim:  # name the worst entry, not the whole array
@@ -83,8 +106,11 @@ def run_case(fn: Callable, case: Case) -> tuple[str, str]:
     if not np.all(np.isfinite(got)):
         return "FAIL", f"{diff}: {case.nonfinite_hint}{warned}"
     for value, hint in case.known:
-        if _close(got, np.asarray(value, dtype=float)):
+        if _close(got, np.asarray(value, dtype=float), case.rtol, case.atol):
             return "FAIL", f"{diff}: {hint}"
+    imprecise = _imprecise(got, want, case)
+    if imprecise:
+        return "FAIL", f"{diff}{warned}: {imprecise}"
     return "FAIL", (
         f"{diff}{warned}: no usual mistake gives this value; compare your formula with the "
         "proposition term by term"
