@@ -28,9 +28,11 @@ from . import (
     margin_losses,
     moco,
     nce,
+    nce_population,
     optim,
     patches,
     published,
+    readouts,
     report,
     seeding,
     temperature,
@@ -64,9 +66,11 @@ from .losses import *  # noqa: F403
 from .margin_losses import *  # noqa: F403
 from .moco import *  # noqa: F403
 from .nce import *  # noqa: F403
+from .nce_population import *  # noqa: F403
 from .optim import *  # noqa: F403
 from .patches import *  # noqa: F403
 from .published import *  # noqa: F403
+from .readouts import *  # noqa: F403
 from .report import *  # noqa: F403
 from .seeding import *  # noqa: F403
 from .temperature import *  # noqa: F403
@@ -84,10 +88,11 @@ DEFAULT_CHUNK_SIZE = core.DEFAULT_CHUNK_SIZE
 
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
-    core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,
-    gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
-    _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
-    _exercises_temperature, warped_patches, _exercises_misconceptions, published, report, seeding,
+    core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
+    _exercises_bounds, gaussian, patches, bound_family, critics, optim, _exercises_bound_family,
+    doe, limits, _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
+    _exercises_temperature, warped_patches, readouts, _exercises_misconceptions, published,
+    report, seeding,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

@@ -32,10 +32,21 @@ import math
 
 import numpy as np
 
-from ._validation import as_positive_scalar, as_real_array, check_same_shape, finite_or_raise
+from ._validation import (
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    check_same_shape,
+    finite_or_raise,
+)
 from .gaussian import _check_field, _log_p_y, _log_p_y_given_x
 
-__all__ = ["cube_root_log_jacobian", "warped_log_p_v", "warped_log_p_v_given_u"]
+__all__ = [
+    "cube_root_log_jacobian",
+    "warped_log_p_v",
+    "warped_log_p_v_given_u",
+    "warped_log_ratio_scores",
+]
 
 _LOG_3 = math.log(3.0)
 _HINT = "rescale v and u or use a larger sigma"
@@ -185,3 +196,76 @@ def warped_log_p_v(v, field, sigma: float) -> np.ndarray:
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         out = _log_p_y(np.cbrt(V), field, s) + _log_jacobian(V)
     return finite_or_raise(out, "log p(v) of v at sigma (with the field)", _HINT)
+
+
+def warped_log_ratio_scores(u, v, field, sigma: float, batch_size: int) -> np.ndarray:
+    r"""Scores of the density-ratio critic of the warped pair, batch by batch.
+
+    .. math::
+
+        F_{bij} = \log p(v_{bK+i} \mid u_{bK+j}) - \log p(v_{bK+i}),
+
+    each density computed as in :func:`warped_log_p_v_given_u` and :func:`warped_log_p_v`,
+    its own Jacobian :math:`J(v_{bK+i})` included (view :math:`i` of batch :math:`b` against
+    candidate patch :math:`j`, the layout of
+    :func:`~infonce_lib.log_density_ratio_scores`). The two Jacobian terms are the same
+    number and cancel in the difference, so to rounding :math:`F` equals the raw pair's
+    :math:`\log p(y \mid x) - \log p(y)` at :math:`x = \sqrt[3]{u}`, :math:`y = \sqrt[3]{v}`:
+    the optimal critic, and the information, are unchanged by the warp (Poole et al., 2019,
+    section 2.3; Tschannen et al., 2020). Chapter 7.
+
+    Parameters
+    ----------
+    u, v : array_like, shape (M, d)
+        Cubed patches and cubed views, row ``m`` paired with row ``m``; no entry of ``v``
+        may be 0.
+    field : GaussianField
+        The patch distribution (for :math:`p(v)`), with ``d`` pixels.
+    sigma : float
+        Noise standard deviation, ``> 0``.
+    batch_size : int
+        :math:`K \ge 2`, a divisor of ``M``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (M // K, K, K)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the arrays are not finite 2-D arrays of the same shape with ``d`` columns, ``v``
+        has a zero entry, ``field`` is not a :class:`~infonce_lib.GaussianField`, ``sigma``
+        is invalid, ``batch_size`` is not an integer ``>= 2`` dividing ``M``, or a score
+        overflows float64.
+
+    Examples
+    --------
+    >>> from infonce_lib import gaussian_field, log_density_ratio_scores, sample_patch_pairs
+    >>> f = gaussian_field(2)
+    >>> x, y = sample_patch_pairs(f, 0.5, 4, seed=1)
+    >>> F = warped_log_ratio_scores(x**3, y**3, f, 0.5, 2)
+    >>> bool(np.allclose(F, log_density_ratio_scores(x, y, f, 0.5, 2)))
+    True
+    """
+    field = _check_field(field)
+    V = _nonzero(v, "v")
+    U = as_real_array(u, "u", ndim=2)
+    check_same_shape(V, "v", U, "u")
+    s = as_positive_scalar(sigma, "sigma")
+    M, d = V.shape
+    if d != field.dim:
+        raise ValueError(f"v must have {field.dim} columns (pixels); got shape {V.shape}")
+    K = as_int(batch_size, "batch_size", minimum=2)
+    if M % K:
+        raise ValueError(f"batch_size must divide the number of rows M = {M}; got {K}")
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        X, Y = np.cbrt(U).reshape(-1, K, d), np.cbrt(V).reshape(-1, K, d)
+        jac = _log_jacobian(V).reshape(-1, K)
+        # log p(v_i | u_j): the Gaussian at the cube roots plus J(v_i), for every pair
+        sq = np.einsum("bid,bid->bi", Y, Y)[:, :, None] + np.einsum("bjd,bjd->bj", X, X)[:, None]
+        sq -= 2 * np.einsum("bid,bjd->bij", Y, X)
+        conditional = -sq / (2 * s * s) - d * (0.5 * math.log(2 * math.pi) + math.log(s))
+        conditional += jac[:, :, None]
+        marginal = _log_p_y(Y.reshape(M, d), field, s).reshape(-1, K) + jac
+        F = conditional - marginal[:, :, None]
+    return finite_or_raise(F, "the scores log p(v | u) - log p(v) of v and u at sigma", _HINT)

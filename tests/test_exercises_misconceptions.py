@@ -19,8 +19,19 @@ def reader_density(u, v, sigma):
     return np.sum(norm.logpdf(y, loc=x, scale=sigma) + jac, axis=1)
 
 
-def test_right_answer_passes(capsys):
-    assert ex.check_warped_log_density(reader_density) is True
+def reader_density_by_hand(u, v, sigma):
+    # the cube root through |.| ** (1/3) with its sign, the density written out, and the
+    # Jacobian as the log of 1 / (3 |v|^(2/3))
+    x = np.sign(u) * np.abs(u) ** (1 / 3)
+    y = np.sign(v) * np.abs(v) ** (1 / 3)
+    d = u.shape[1]
+    gauss = -0.5 * np.sum(((y - x) / sigma) ** 2, axis=1) - d * np.log(sigma * np.sqrt(2 * np.pi))
+    return gauss + np.sum(np.log(1 / (3 * np.abs(v) ** (2 / 3))), axis=1)
+
+
+@pytest.mark.parametrize("fn", [reader_density, reader_density_by_hand])
+def test_right_answers_pass(fn, capsys):
+    assert ex.check_warped_log_density(fn) is True
     assert "All cases pass." in capsys.readouterr().out
 
 
@@ -42,22 +53,63 @@ def test_the_right_answer_is_a_density_of_v():
     assert abs(quad(q, -np.inf, 0.0)[0] + quad(q, 0.0, np.inf)[0] - 1) > 0.1
 
 
+# Each mistake, the first case that must catch it, and words its hint must contain.
 HINTS = {
-    "no jacobian": "Jacobian is missing",
-    "jacobian sign": "wrong sign",
-    "jacobian of u": "taken at u",
-    "no cube roots": "Gaussian density evaluated at u and v",
-    "no constant": "normalising constant",
-    "no log 3": "misses -log 3",
+    "no jacobian": ("one pair, d = 2, positive", "Jacobian is missing"),
+    "jacobian sign": ("one pair, d = 2, positive", "wrong sign"),
+    "jacobian of u": ("one pair, d = 2, positive", "taken at u"),
+    "no cube roots": ("one pair, d = 2, positive", "Gaussian density evaluated at u and v"),
+    "no constant": ("one pair, d = 2, positive", "normalising constant"),
+    "no log 3": ("one pair, d = 2, positive", "misses -log 3"),
+    "cubed again": ("one pair, d = 2, positive", "cubes u and v again"),
+    "power one third": ("a negative patch, positive view", "u ** (1/3) of a negative"),
+    "log without abs": ("a positive patch, negative view", "needs log|v|, not log v"),
 }
+
+
+def _failures(out: str) -> list[str]:
+    joined = " ".join(line.strip() for line in out.splitlines())
+    return [r for r in joined.replace("FAIL  ", "\nFAIL  ").splitlines() if r.startswith("FAIL")]
+
+
+def test_every_mistake_is_listed():
+    assert set(ex.warped_density_mistakes()) == {"right", *HINTS}
 
 
 @pytest.mark.parametrize("key", sorted(HINTS))
 def test_each_mistake_is_named(key, capsys):
     assert ex.check_warped_log_density(ex.warped_density_mistakes()[key]) is False
-    out = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
-    assert HINTS[key] in out
-    assert "see the hints above" not in out
+    case, words = HINTS[key]
+    first = _failures(capsys.readouterr().out)[0]
+    assert first.startswith(f"FAIL  {case}:"), first
+    assert words in first
+
+
+def reader_power(u, v, sigma):
+    # what a reader writes first: real powers, which NumPy makes NaN below 0
+    x, y = u ** (1 / 3), v ** (1 / 3)
+    d = u.shape[1]
+    gauss = -np.sum((y - x) ** 2, axis=1) / (2 * sigma**2) - d / 2 * np.log(2 * np.pi * sigma**2)
+    return gauss - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_log_v(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    d = u.shape[1]
+    gauss = -np.sum((y - x) ** 2, axis=1) / (2 * sigma**2) - d / 2 * np.log(2 * np.pi * sigma**2)
+    return gauss - np.sum(np.log(3) + 2 / 3 * np.log(v), axis=1)
+
+
+@pytest.mark.parametrize(
+    ("fn", "key"), [(reader_power, "power one third"), (reader_log_v, "log without abs")]
+)
+def test_a_readers_nan_gets_the_hint_that_names_it(fn, key, capsys):
+    with np.errstate(invalid="ignore"):
+        assert ex.check_warped_log_density(fn) is False
+    case, words = HINTS[key]
+    first = _failures(capsys.readouterr().out)[0]
+    assert first.startswith(f"FAIL  {case}:") and "got nan" in first, first
+    assert words in first
 
 
 def test_the_hint_says_whether_infonce_notices(capsys):

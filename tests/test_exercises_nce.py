@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import log_expit
 
 from infonce_lib import nce_objective
 from infonce_lib.exercises.nce import _cases, _close, check_nce_objective, nce_objective_mistakes
@@ -26,7 +27,25 @@ def plain_solution(lm_x, ln_x, lm_y, ln_y, nu=1.0):
     return float(total / G_x.size)
 
 
-@pytest.mark.parametrize("fn", [nce_objective, plain_solution])
+def scipy_solution(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    """Written with scipy.special.log_expit, on lists as well as arrays."""
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    a = np.log(nu)
+    return float((log_expit(G_x - a).sum() + log_expit(a - G_y).sum()) / len(G_x))
+
+
+def float32_solution(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    """A careful float32 implementation: logaddexp throughout, in single precision."""
+    a = np.float32(math.log(nu))
+    G_x = np.asarray(lm_x, np.float32) - np.asarray(ln_x, np.float32)
+    G_y = np.asarray(lm_y, np.float32) - np.asarray(ln_y, np.float32)
+    zero = np.float32(0)
+    total = -np.logaddexp(zero, a - G_x).sum() - np.logaddexp(zero, G_y - a).sum()
+    assert total.dtype == np.float32
+    return float(total / np.float32(G_x.size))
+
+
+@pytest.mark.parametrize("fn", [nce_objective, plain_solution, scipy_solution, float32_solution])
 def test_correct_implementations_pass(fn, capsys):
     assert check_nce_objective(fn) is True
     out = capsys.readouterr().out
@@ -41,9 +60,11 @@ EXPECTED = {
     "noise term not weighted by nu": ("random, nu = 4", "weighted by nu"),
     "log h for the noise": ("random, nu = 4", "1 - h(y)"),
     "G swapped": ("random, nu = 4", "model minus noise"),
+    "sign inside logaddexp flipped": ("random, nu = 4", "sign inside logaddexp is flipped"),
     "mean over all samples": ("model equals noise", "T_d + T_n"),
     "returns minus J": ("model equals noise", "minus J"),
-    "log of a computed sigma": ("far from the threshold", "logaddexp"),
+    "log of a computed sigma": ("far from the threshold, nu = 1", "log of a computed sigma"),
+    "sigma as exp(G) / (exp(G) + nu)": ("far from the threshold, nu = 1", "exp overflows"),
     "per-sample output": ("model equals noise", "not one term per sample"),
 }
 
@@ -63,6 +84,105 @@ def test_each_typical_mistake_is_named(name, capsys):
     assert words in failing[0]
     assert out.splitlines()[-1] == "Some cases fail: see the hints above."
     assert all(len(line) <= 80 for line in out.splitlines())
+
+
+# Wrong solutions as a reader writes them (not the library's list), with the case that must
+# catch each first and words of the hint that names it.
+def reader_inner_sign(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    z_x, z_y = G_x - np.log(nu), G_y - np.log(nu)
+    log_h = -np.logaddexp(0, z_x)  # the inner sign flipped
+    log_1mh = -np.logaddexp(0, -z_y)
+    return float((log_h.sum() + log_1mh.sum()) / len(G_x))
+
+
+def reader_no_log_nu(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    return float((log_expit(G_x).sum() + log_expit(-G_y).sum()) / len(G_x))
+
+
+def reader_plus_log_nu(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    return float(
+        (log_expit(G_x + np.log(nu)).sum() + log_expit(-G_y - np.log(nu)).sum()) / len(G_x)
+    )
+
+
+def reader_means(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    a = np.log(nu)
+    return float(log_expit(G_x - a).mean() + log_expit(a - G_y).mean())
+
+
+def reader_swapped(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(ln_x, lm_x), np.subtract(ln_y, lm_y)
+    a = np.log(nu)
+    return float((log_expit(G_x - a).sum() + log_expit(a - G_y).sum()) / len(G_x))
+
+
+def reader_log_sigmoid(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    h_x = 1 / (1 + nu * np.exp(-G_x))
+    h_y = 1 / (1 + nu * np.exp(-G_y))
+    return float((np.log(h_x).sum() + np.log(1 - h_y).sum()) / len(G_x))
+
+
+def reader_nan(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    p_x, p_y = np.exp(G_x), np.exp(G_y)
+    return float((np.log(p_x / (p_x + nu)).sum() + np.log(nu / (p_y + nu)).sum()) / len(G_x))
+
+
+READERS = {
+    reader_inner_sign: ("random, nu = 4", "sign inside logaddexp is flipped"),
+    reader_no_log_nu: ("random, nu = 4", "not sigma(G)"),
+    reader_plus_log_nu: ("random, nu = 4", "wrong sign"),
+    reader_means: ("random, nu = 4", "weighted by nu"),
+    reader_swapped: ("random, nu = 4", "model minus noise"),
+    reader_log_sigmoid: ("far from the threshold, nu = 1", "log of a computed sigma"),
+    reader_nan: ("far from the threshold, nu = 1", "exp overflows"),
+}
+
+
+@pytest.mark.parametrize("fn", list(READERS), ids=lambda f: f.__name__)
+def test_readers_wrong_solutions_fail_with_their_hint(fn, capsys):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        assert check_nce_objective(fn) is False
+    case, words = READERS[fn]
+    failing = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL")]
+    assert failing[0].startswith(f"FAIL  {case}:"), failing[0]
+    assert words in failing[0]
+    if fn is reader_nan:
+        assert "got nan" in failing[0]
+
+
+def test_inner_sign_and_swapped_g_are_told_apart_only_when_nu_differs_from_1(capsys):
+    check_nce_objective(reader_inner_sign)
+    reports = _reports(capsys.readouterr().out)
+    at_1 = next(r for r in reports if r.startswith("FAIL  far from the threshold, nu = 1"))
+    assert "two mistakes" in at_1 and "model minus noise" in at_1 and "logaddexp" in at_1
+
+
+def test_nonfinite_answers_get_a_hint_on_every_case(capsys):
+    def always_nan(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+        return float("nan")
+
+    assert check_nce_objective(always_nan) is False
+    reports = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL")]
+    assert len(reports) == len(_cases())
+    assert "log of 0" in reports[0]  # moderate G: not an overflow
+    far = next(r for r in reports if r.startswith("FAIL  far from the threshold, nu = 1"))
+    assert "overflows" in far  # large G: the overflow of a computed sigma
+
+
+def test_the_cases_with_nu_other_than_1_separate_every_mistake():
+    # on each such case, every mistake of the list gives its own value
+    for case in _cases():
+        nu = case.kwargs.get("nu", 1.0)
+        if nu == 1.0:
+            continue
+        hints = [h for _, h in case.known]
+        assert not any(h.startswith("two mistakes") for h in hints), case.name
 
 
 def test_the_sum_without_division_is_named(capsys):

@@ -586,10 +586,16 @@ def test_efficiency_experiment_report():
     assert [r["nu"] for r in res["nu"]] == [0.5, 2.0]
     assert [r["theory"] for r in res["nu"]] == [3.0, 1.5]
     assert res["converged"] is True
-    assert len(report.checks) == 4  # converged, ML exact, one per nu
+    assert len(report.checks) == 6  # converged, ML exact, two per nu
     for r in res["nu"]:
         assert r["z"] == pytest.approx((r["ratio"] - r["theory"]) / r["se"])
-    assert "MSE ratio" in report.tables
+        # Theorem 3's value with p_n = p_d is (1 + 1/nu) times ML's first-order error
+        want = r["theory"] * res["ml_mse_T_first_order"]
+        assert r["nce_mse_T_asymptotic"] == pytest.approx(want, rel=1e-9)
+        assert r["z_nce"] == pytest.approx(
+            (r["nce_mse_T"] - r["nce_mse_T_asymptotic"]) / r["nce_mse_T_se"]
+        )
+    assert "MSE ratio" in report.tables and "Theorem 3" in report.tables
     assert EXPERIMENTS["nce-efficiency"] is nce_efficiency
     with pytest.raises(ValueError, match="whole number"):
         nce_efficiency.Config(nus=(0.25,), n_data=10, reps=2)

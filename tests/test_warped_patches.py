@@ -13,12 +13,14 @@ from scipy.integrate import quad
 from infonce_lib import (
     cube_root_log_jacobian,
     gaussian_field,
+    log_density_ratio_scores,
     log_p_y,
     log_p_y_given_x,
     sample_patch_pairs,
     warped_density_mistakes,
     warped_log_p_v,
     warped_log_p_v_given_u,
+    warped_log_ratio_scores,
 )
 
 FIELD = gaussian_field(2)  # 4 pixels
@@ -107,6 +109,20 @@ def test_the_ratio_is_the_raw_pairs_density_ratio():
     assert np.ptp(cube_root_log_jacobian(v)) > 1  # so a missing Jacobian would show
 
 
+def test_batched_ratio_scores_match_the_two_densities_and_the_raw_pair():
+    x, y, u, v, sigma = _pairs(seed=5, n=6)
+    F = warped_log_ratio_scores(u, v, FIELD, sigma, 3)
+    assert F.shape == (2, 3, 3)
+    for b in range(2):
+        for i in range(3):
+            for j in range(3):
+                m, n = 3 * b + i, 3 * b + j  # view m against candidate patch n
+                want = warped_log_p_v_given_u(v[m : m + 1], u[n : n + 1], sigma)[0]
+                want -= warped_log_p_v(v[m : m + 1], FIELD, sigma)[0]
+                assert F[b, i, j] == pytest.approx(want, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(F, log_density_ratio_scores(x, y, FIELD, sigma, 3), atol=1e-11)
+
+
 def test_a_zero_in_u_is_fine_and_u_brings_no_jacobian():
     v = np.array([[0.5, -2.0]])
     a = warped_log_p_v_given_u(v, [[0.0, 1.0]], 0.7)
@@ -164,6 +180,21 @@ def test_the_checkers_right_answer_is_the_librarys():
         (lambda: warped_log_p_v([[0.0]], gaussian_field(1), 1.0), ValueError, "no zero entries"),
         (lambda: warped_log_p_v([[1.0]], "field", 1.0), TypeError, "field"),
         (lambda: warped_log_p_v([[1.0]], gaussian_field(1), -1.0), ValueError, "sigma"),
+        (
+            lambda: warped_log_ratio_scores(np.ones((4, 4)), np.ones((4, 4)), FIELD, 1.0, 3),
+            ValueError,
+            "batch_size must divide",
+        ),
+        (
+            lambda: warped_log_ratio_scores(np.ones((4, 4)), np.zeros((4, 4)), FIELD, 1.0, 2),
+            ValueError,
+            "no zero entries",
+        ),
+        (
+            lambda: warped_log_ratio_scores(np.ones((4, 2)), np.ones((4, 2)), FIELD, 1.0, 2),
+            ValueError,
+            "v must have 4 columns",
+        ),
     ],
 )
 def test_bad_inputs_raise_clear_errors(call, error, message):

@@ -45,7 +45,25 @@ def _variants(u, v, sigma) -> dict[str, np.ndarray]:
         "no cube roots": log_p_y_given_x(v, u, sigma),
         "no constant": right - const,
         "no log 3": right + d * math.log(3),
+        "cubed again": log_p_y_given_x(v**3, u**3, sigma) + cube_root_log_jacobian(v),
     }
+
+
+def _power_third(u, v, sigma):
+    """The reader's ``u ** (1/3)``: NaN wherever an entry is negative."""
+    with np.errstate(invalid="ignore"):
+        x, y = u ** (1 / 3), v ** (1 / 3)
+    d = u.shape[1]
+    constant = -d / 2 * math.log(2 * math.pi * sigma**2)
+    gauss = -np.sum((y - x) ** 2, axis=1) / (2 * sigma**2) + constant
+    return gauss - np.sum(math.log(3) + (2 / 3) * np.log(np.abs(v)), axis=1)
+
+
+def _log_without_abs(u, v, sigma):
+    """The Jacobian with log v instead of log |v|: NaN wherever v < 0."""
+    gauss = log_p_y_given_x(np.cbrt(v), np.cbrt(u), sigma)
+    with np.errstate(invalid="ignore"):
+        return gauss - np.sum(math.log(3) + (2 / 3) * np.log(v), axis=1)
 
 
 _HINTS = {
@@ -75,7 +93,25 @@ _HINTS = {
     "no log 3": (
         "the Jacobian misses -log 3 per pixel: d cbrt(v)/dv = 1/(3 v^(2/3)), not v^(-2/3)"
     ),
+    "cubed again": (
+        "this cubes u and v again; the Gaussian variables are their cube roots, x = cbrt(u) "
+        "and y = cbrt(v)"
+    ),
 }
+
+#: Hints for a NaN or infinite answer, by where the case has negative entries.
+_NAN_U = (
+    "NaN where u < 0: u ** (1/3) of a negative float is NaN in NumPy (a real power of a "
+    "negative number); the cube root of every real number is np.cbrt(u)"
+)
+_NAN_V = (
+    "NaN where v < 0: v ** (1/3) is NaN for negative v (use np.cbrt(v)), and the Jacobian "
+    "needs log|v|, not log v"
+)
+_NAN_BOTH = (
+    "NaN: u and v have negative entries here; u ** (1/3) is NaN below 0 in NumPy (use "
+    "np.cbrt), and the Jacobian needs log|v|, not log v"
+)
 
 
 def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
@@ -83,11 +119,14 @@ def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
 
     ``u`` and ``v`` are arrays of shape ``(n, d)`` (cubed patches and cubed views, row ``m``
     a pair); the answer is an array of ``n`` log densities, the formula of the module
-    docstring. Three cases: a small hand-sized pair, eight pairs of random patches, and a
-    larger :math:`\sigma`. Recognised mistakes: the Jacobian missing, with the wrong sign,
-    taken at :math:`u`, or without :math:`\log 3`; the Gaussian evaluated at the warped
-    values themselves; the normalising constant missing. Each hint says whether InfoNCE
-    would notice the mistake.
+    docstring. Five cases: a hand-sized pair with positive entries; one with a negative
+    patch entry and one with a negative view entry (where ``u ** (1/3)`` or ``log v`` gives
+    NaN, each named by its own hint); eight pairs of random patches; and a larger
+    :math:`\sigma`. Recognised mistakes: the Jacobian missing, with the wrong sign, taken at
+    :math:`u`, or without :math:`\log 3`; the Gaussian evaluated at the warped values
+    themselves, or at their cubes; the normalising constant missing; a real power
+    ``** (1/3)`` or a ``log v`` that is NaN for negative entries. Each hint about a finite
+    value says whether InfoNCE would notice the mistake.
 
     Parameters
     ----------
@@ -111,35 +150,37 @@ def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
     >>> check_warped_log_density(warped_density_mistakes()["right"], verbose=False)
     True
     >>> check_warped_log_density(warped_density_mistakes()["no jacobian"])  # doctest: +ELLIPSIS
-    FAIL  one pair, d = 2: entry 0: expected -2.544736, got -1.271583: the Jacobian
-    ...
+    FAIL  one pair, d = 2, positive: entry 0: expected ..., got ...: the Jacobian is
     ...
     False
     """
     rng = np.random.default_rng(20261202)
-    x1 = np.array([[0.5, -1.2]])
-    y1 = np.array([[0.9, -0.7]])
     x8 = rng.normal(size=(8, 5))
     y8 = x8 + 0.6 * rng.normal(size=(8, 5))
     xb = rng.normal(size=(4, 3))
     yb = xb + 2.0 * rng.normal(size=(4, 3))
     cases = []
-    for name, x, y, sigma in (
-        ("one pair, d = 2", x1, y1, 0.5),
-        ("8 pairs, d = 5", x8, y8, 0.6),
-        ("4 pairs, d = 3, sigma = 2", xb, yb, 2.0),
+    for name, x, y, sigma, nan_hint in (
+        # all positive first: a wrong Jacobian or constant shows as a wrong number, not NaN
+        ("one pair, d = 2, positive", [[0.5, 1.2]], [[0.9, 0.7]], 0.5, _NAN_BOTH),
+        ("a negative patch, positive view", [[-0.8, 0.4]], [[0.3, 0.6]], 0.5, _NAN_U),
+        ("a positive patch, negative view", [[0.6, 0.9]], [[-0.4, 1.1]], 0.5, _NAN_V),
+        ("8 pairs, d = 5", x8, y8, 0.6, _NAN_BOTH),
+        ("4 pairs, d = 3, sigma = 2", xb, yb, 2.0, _NAN_BOTH),
     ):
-        u, v = x**3, y**3
+        u, v = np.asarray(x, float) ** 3, np.asarray(y, float) ** 3
         variants = _variants(u, v, sigma)
         known = [(variants[k], _HINTS[k]) for k in _HINTS]
-        cases.append(Case(name, (u, v, sigma), variants["right"], known))
+        cases.append(Case(name, (u, v, sigma), variants["right"], known, nan_hint))
     return run_cases(fn, cases, verbose, "warped_log_density(u, v, sigma)")
 
 
 def warped_density_mistakes() -> dict[str, Callable]:
     """The right answer (key ``"right"``) and the mistakes the checker recognises.
 
-    Each is a function ``(u, v, sigma) -> array of n log densities``.
+    Each is a function ``(u, v, sigma) -> array of n log densities``; the last two,
+    ``"power one third"`` (``u ** (1/3)``) and ``"log without abs"`` (``log v`` in the
+    Jacobian), return NaN where an entry is negative.
 
     Returns
     -------
@@ -148,7 +189,7 @@ def warped_density_mistakes() -> dict[str, Callable]:
     Examples
     --------
     >>> sorted(warped_density_mistakes())[:4]
-    ['jacobian of u', 'jacobian sign', 'no constant', 'no cube roots']
+    ['cubed again', 'jacobian of u', 'jacobian sign', 'log without abs']
     """
 
     def make(key: str) -> Callable:
@@ -157,4 +198,7 @@ def warped_density_mistakes() -> dict[str, Callable]:
 
         return fn
 
-    return {key: make(key) for key in ("right", *_HINTS)}
+    out = {key: make(key) for key in ("right", *_HINTS)}
+    out["power one third"] = _power_third
+    out["log without abs"] = _log_without_abs
+    return out

@@ -52,6 +52,28 @@ def _x_marginal(sigma):
     return run
 
 
+def _x_ratio_scores(sigma):
+    def run(rng):
+        field_ = il.gaussian_field(1, 1.5)
+        u, v = rng.normal(size=(2, 4, 1)) ** 3
+        var = 1.0 + sigma**2  # the one-pixel field has unit variance
+        got = il.warped_log_ratio_scores(u, v, field_, sigma, 2)
+        out = []
+        for b in range(2):
+            for i in range(2):
+                y = float(np.cbrt(v[2 * b + i, 0]))
+                for j in range(2):
+                    x = float(np.cbrt(u[2 * b + j, 0]))
+                    want = (-((y - x) ** 2) / (2 * sigma**2) - math.log(sigma)) - (
+                        -(y**2) / (2 * var) - 0.5 * math.log(var)
+                    )
+                    scale = (y * y + x * x) / sigma**2 + abs(want) + 1
+                    out.append((got[b, i, j], want, 1e-12 * scale))
+        return out
+
+    return run
+
+
 def _zero_in_v(kw, dims, rng):
     v = np.array(kw["v"], dtype=np.float64)
     v.flat[0] = 0.0
@@ -86,10 +108,31 @@ SPECS: dict[str, tuple[Spec, ...]] = {
             bad=(_ZERO,),
         ),
     ),
+    "warped_log_ratio_scores": (
+        Spec(
+            il.warped_log_ratio_scores,
+            dict(
+                u=Arr(("M", "d")),
+                v=Arr(("M", "d")),
+                field=Obj(_field),
+                sigma=Num(POS, 0.7),
+                batch_size=Num("int", lambda d: d["K"], minimum=2),
+            ),
+            dims=lambda n: (lambda s, K: {"side": s, "d": s * s, "K": K, "M": K * n(1, 2)})(
+                n(1, 2), n(2, 3)
+            ),
+            bound=frozenset({"d", "M"}),
+            bad=(_ZERO,),
+        ),
+    ),
 }
 
 
 EXTREMES: dict[str, dict[str, Callable]] = {
+    "warped_log_ratio_scores": {
+        "sigma 1e-8": _x_ratio_scores(1e-8),
+        "sigma 1e8": _x_ratio_scores(1e8),
+    },
     "warped_log_p_v_given_u": {
         "sigma 1e-8": _x_conditional(1e-8),
         "sigma 1e8": _x_conditional(1e8),
