@@ -86,6 +86,12 @@ __version__ = "0.1.0"
 #: what the API page shows (a plain int has no docstring of its own).
 DEFAULT_CHUNK_SIZE = core.DEFAULT_CHUNK_SIZE
 
+#: The environment variable that :func:`~infonce_lib.book_seed` reads, ``"INFONCE_SEED"``:
+#: set it to a non-negative integer to run a chapter with other random draws (``make seeds``
+#: runs every chapter with 1 to 10); unset, or 0, gives the stored outputs. Defined in
+#: ``infonce_lib.seeding``; this comment is what the API page shows.
+SEED_VARIABLE = seeding.SEED_VARIABLE
+
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
