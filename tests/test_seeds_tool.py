@@ -21,7 +21,8 @@ def test_seed_ranges_parse():
 
 
 def _fixture(tmp_path: Path) -> Path:
-    """A notebook whose check fails for odd seeds, and a cell tagged to raise that does not."""
+    """A notebook whose check fails for odd seeds, a cell tagged to raise that does not, and a
+    cell that fails only as a consequence (a name the failed check never defined)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "infonce",
@@ -32,9 +33,10 @@ def _fixture(tmp_path: Path) -> Path:
     raising.metadata["tags"] = ["raises-exception"]
     nb.cells = [
         nbformat.v4.new_code_cell("import infonce_lib as il\nSEED = il.book_seed()"),
-        nbformat.v4.new_code_cell("x = SEED % 2\nassert x == 0, f'odd seed {SEED}'"),
+        nbformat.v4.new_code_cell("x = SEED % 2\nassert x == 0, f'odd seed {SEED}'\nw = x"),
         nbformat.v4.new_code_cell("assert SEED != 3"),
         raising,
+        nbformat.v4.new_code_cell("print(w)"),
     ]
     path = tmp_path / "fixture.ipynb"
     nbformat.write(nb, path)
@@ -51,13 +53,19 @@ def test_failing_statements_are_reported_with_their_seeds(tmp_path):
     assert [(f.cell, f.statement, f.error[: len(odd[1])]) for f in runs[1]] == [
         (1, odd[0], odd[1]),
         (3, "(tagged raises-exception)", "raised nothing"),
+        (4, "print(w)", "NameError: name 'w' is n"),
     ]
+    assert [f.consequence for f in runs[1]] == [False, False, True]
     assert [f.cell for f in runs[2]] == [3]
-    assert [f.cell for f in runs[3]] == [1, 2, 3]
+    assert [f.cell for f in runs[3]] == [1, 2, 3, 4]
     lines, ok = seeds.summarise(str(path), runs, allowed=1)
     assert not ok  # the odd-seed check fails for 2 of 3 seeds, the tagged cell for all
     text = "\n".join(lines)
     assert "[FAIL] cell 1: assert x == 0" in text and "failed for 2 of 3 seeds: 1, 3" in text
     assert "[ok  ] cell 2: assert SEED != 3" in text
+    assert "[then] cell 4: print(w)" in text
+    # A consequence alone (fails for 2 of 3 seeds) does not fail the verdict.
+    only_then = {s: [f for f in found if f.consequence] for s, found in runs.items()}
+    assert seeds.summarise(str(path), only_then, allowed=1)[1]
     _, ok = seeds.summarise(str(path), {2: []}, allowed=1)
     assert ok

@@ -11,9 +11,10 @@ Every chapter draws its random numbers from ``SEED = il.book_seed()``, which rea
 ``INFONCE_SEED=k`` and one BLAS thread, carrying on past a failing cell, and records every
 cell that raised (a cell tagged ``raises-exception`` is expected to raise; one that does not
 is recorded too). It prints, per chapter, each failing statement with the seeds it failed
-for, and exits with status 1 if any statement fails for more than ``--allowed`` seeds
-(default 1): a conclusion the book draws from a random experiment must hold for other draws
-too, not only for the one printed. Nothing is written to the notebooks.
+for (a NameError after an earlier failure is listed as "then" and not counted: it is that
+failure's consequence), and exits with status 1 if any statement fails for more than
+``--allowed`` seeds (default 1): a conclusion the book draws from a random experiment must
+hold for other draws too, not only for the one printed. Nothing is written to the notebooks.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class Failure:
     cell: int
     statement: str  # the failing line of the cell, as IPython marked it
     error: str  # the exception's name and first line of its message
+    # A NameError in a cell after another cell failed is most likely that failure's
+    # consequence (a name the failed cell never defined): listed, but not counted.
+    consequence: bool = False
 
     def key(self) -> tuple[int, str]:
         return self.cell, self.statement
@@ -81,7 +85,7 @@ def _failing_line(traceback: list[str], cell_source: str) -> str:
 
 def failures(nb: nbformat.NotebookNode) -> list[Failure]:
     """The cells of an executed notebook that raised, and the tagged ones that did not."""
-    found = []
+    found: list[Failure] = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or not cell.source.strip():
             continue
@@ -92,7 +96,8 @@ def failures(nb: nbformat.NotebookNode) -> list[Failure]:
             message = (err.get("evalue") or "").strip().splitlines()
             error = err.get("ename", "Error") + (f": {message[0][:160]}" if message else "")
             statement = _failing_line(err.get("traceback", []), cell.source)
-            found.append(Failure(index, statement, error))
+            consequence = bool(found) and err.get("ename") == "NameError"
+            found.append(Failure(index, statement, error, consequence))
         elif expected and not errors:
             found.append(Failure(index, "(tagged raises-exception)", "raised nothing"))
     return found
@@ -139,13 +144,16 @@ def summarise(path: str, runs: dict[int, list[Failure]], allowed: int) -> tuple[
         for failure in found:
             by_statement[failure.key()][seed] = failure.error
     seeds = sorted(runs)
-    ok = all(len(v) <= allowed for v in by_statement.values())
+    consequences = {f.key() for found in runs.values() for f in found if f.consequence}
+    ok = all(len(v) <= allowed for k, v in by_statement.items() if k not in consequences)
     head = f"{path}: {len(seeds)} seeds ({seeds[0]}-{seeds[-1]})" if seeds else f"{path}: no runs"
     if not by_statement:
         return [f"{head}: no check failed"], True
     lines = [f"{head}: {len(by_statement)} failing statement(s)"]
     for (cell, statement), failed in sorted(by_statement.items()):
         mark = "FAIL" if len(failed) > allowed else "ok  "
+        if (cell, statement) in consequences:
+            mark = "then"  # a NameError after an earlier failure: not counted
         listed = ", ".join(str(s) for s in sorted(failed))
         errors = sorted(set(failed.values()))
         lines.append(f"  [{mark}] cell {cell}: {statement}")
