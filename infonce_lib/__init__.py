@@ -34,6 +34,7 @@ from . import (
     report,
     seeding,
     temperature,
+    training,
     warped_patches,
 )
 from .bound_family import *  # noqa: F403
@@ -70,6 +71,7 @@ from .published import *  # noqa: F403
 from .report import *  # noqa: F403
 from .seeding import *  # noqa: F403
 from .temperature import *  # noqa: F403
+from .training import *  # noqa: F403
 from .warped_patches import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -79,7 +81,8 @@ _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, losses, moco, exercises, bounds, _exercises_bounds,
     gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
     _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
-    _exercises_temperature, warped_patches, _exercises_misconceptions, published, report, seeding,
+    _exercises_temperature, warped_patches, _exercises_misconceptions, *training.MODULES,
+    published, report, seeding,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]
