@@ -51,12 +51,14 @@ from .exercises import limits as _exercises_limits
 from .exercises import misconceptions as _exercises_misconceptions
 from .exercises import nce as _exercises_nce
 from .exercises import temperature as _exercises_temperature
+from .exercises import training as _exercises_training
 from .exercises.bound_family import *  # noqa: F403
 from .exercises.bounds import *  # noqa: F403
 from .exercises.limits import *  # noqa: F403
 from .exercises.misconceptions import *  # noqa: F403
 from .exercises.nce import *  # noqa: F403
 from .exercises.temperature import *  # noqa: F403
+from .exercises.training import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .gaussian_nce import *  # noqa: F403
 from .hypersphere import *  # noqa: F403
@@ -82,7 +84,7 @@ _MODULES = (
     gaussian, patches, bound_family, critics, optim, _exercises_bound_family, doe, limits,
     _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
     _exercises_temperature, warped_patches, _exercises_misconceptions, *training.MODULES,
-    published, report, seeding,
+    _exercises_training, published, report, seeding,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

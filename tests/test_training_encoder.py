@@ -78,7 +78,8 @@ def test_float32_forward_and_backward_agree_with_float64():
     assert U32.dtype == np.float32
     np.testing.assert_allclose(U32, U64, atol=1e-5)
     for g32, g64 in zip(
-        _backward(w32, cache32, U32, G.astype(np.float32)), _backward(enc.weights, cache64, U64, G),
+        _backward(w32, cache32, U32, G.astype(np.float32)),
+        _backward(enc.weights, cache64, U64, G),
         strict=True,
     ):
         np.testing.assert_allclose(g32, g64, atol=1e-4 * np.abs(g64).max())

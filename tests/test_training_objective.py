@@ -16,7 +16,10 @@ def _unit_pair(n=6, d=4, seed=0):
     rng = np.random.default_rng(seed)
     A = rng.normal(size=(n, d))
     B = A + 0.8 * rng.normal(size=(n, d))
-    return (A / np.linalg.norm(A, axis=1, keepdims=True), B / np.linalg.norm(B, axis=1, keepdims=True))
+    return (
+        A / np.linalg.norm(A, axis=1, keepdims=True),
+        B / np.linalg.norm(B, axis=1, keepdims=True),
+    )
 
 
 FUNCS = {"symmetric": il.symmetric_infonce_grad, "nt_xent": il.nt_xent_grad}
@@ -66,7 +69,10 @@ def test_the_log_scale_gradient_is_the_embeddings_dot_their_gradients(name):
     out = FUNCS[name](A, B, 1.7)
     dot = float(np.sum(A * out.grad_a) + np.sum(B * out.grad_b))
     factor = 0.5 if name == "nt_xent" else 1.0  # quadratic in the views, or linear in a alone
-    assert abs(out.grad_log_scale - factor * (dot if name == "nt_xent" else np.sum(A * out.grad_a))) < 1e-12
+    assert (
+        abs(out.grad_log_scale - factor * (dot if name == "nt_xent" else np.sum(A * out.grad_a)))
+        < 1e-12
+    )
     if name == "symmetric":
         assert abs(np.sum(A * out.grad_a) - np.sum(B * out.grad_b)) < 1e-12
 

@@ -28,7 +28,7 @@ def _reference(X, y, C):
 @pytest.mark.parametrize("C", [0.1, 1.0, 30.0])
 def test_the_probe_solves_scikit_learns_problem_on_the_digits(C):
     ref = _reference(D.x_train, D.y_train, C)
-    mine = il.linear_probe(D.x_train, D.y_train, D.x_test, D.y_test, C=C)
+    mine = il.linear_probe(D.x_train, D.y_train, D.x_test, D.y_test, C=C, tol=1e-10)
     # The same predictions and accuracy, probabilities to 1e-4 ...
     np.testing.assert_array_equal(
         np.argmax(mine.predict_proba(D.x_test), axis=1), ref.predict(D.x_test)
@@ -40,6 +40,16 @@ def test_the_probe_solves_scikit_learns_problem_on_the_digits(C):
     j_mine = _objective(mine.weights, mine.intercepts, D.x_train, D.y_train, C)
     j_ref = _objective(ref.coef_.T, ref.intercept_, D.x_train, D.y_train, C)
     assert j_mine <= j_ref + 1e-8 * abs(j_ref)
+
+
+def test_the_default_tolerance_gives_the_same_accuracies_as_a_tight_one():
+    for C in (0.1, 10.0):
+        loose = il.linear_probe(D.x_train, D.y_train, D.x_test, D.y_test, C=C)
+        tight = il.linear_probe(D.x_train, D.y_train, D.x_test, D.y_test, C=C, tol=1e-10)
+        assert loose.accuracy == tight.accuracy and loose.iterations < tight.iterations
+        np.testing.assert_allclose(
+            loose.predict_proba(D.x_test), tight.predict_proba(D.x_test), atol=2e-3
+        )
 
 
 def test_the_probe_on_encoder_features_and_few_labels_matches_the_reference():
@@ -90,6 +100,8 @@ def test_few_labels_are_noisy_and_all_labels_are_not():
         ({"test_features": D.x_test[:, :5]}, "test_features must have 64 columns"),
         ({"train_labels": np.zeros(1195, dtype=int)}, "at least two classes"),
         ({"C": 0.0}, "C must be > 0"),
+        ({"C": 1e11}, "C must be at most"),
+        ({"tol": 2.0}, "tol must lie in"),
         ({"per_class": 400}, "per_class must be at most"),
         ({"draws": 0}, "draws must be >= 1"),
         ({"seed": None}, "seed must be"),

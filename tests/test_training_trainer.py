@@ -18,14 +18,16 @@ SMALL = {"sizes": (64, 16, 8), "batch_size": 16}
 def test_a_run_is_the_documented_sequence_of_public_steps():
     cfg = il.TrainingConfig(**SMALL, steps=3, temperature="learned", learning_rate=0.01)
     run = il.train_encoder(X, cfg, seed=5)
-    # The same three steps by hand, drawing from one generator in the documented order.
+    # The same three steps by hand, drawing from one generator in the documented order:
+    # the initial weights, a shuffle of the images (an epoch), then each step's views.
     rng = np.random.default_rng(5)
     enc = il.init_encoder(cfg.sizes, seed=rng)
     t = np.array([math.log(1 / cfg.initial_temperature)])
     adam = il.Adam([*enc.weights, t], lr=0.01)
+    order = np.argsort(rng.random((1, X.shape[0])), axis=1)[0]
     for step in range(3):
-        batch = X[rng.choice(X.shape[0], size=16, replace=False)]
-        views = il.make_views(np.concatenate([batch, batch]), cfg.views, seed=rng)
+        batch = X[order[16 * step : 16 * (step + 1)]]
+        views = il.make_views(np.concatenate([batch, batch])[None], cfg.views, seed=rng)[0]
         U = il.encode(enc, views)
         out = il.symmetric_infonce_grad(U[:16], U[16:], float(t[0]))
         assert abs(out.loss - run.losses[step]) < 1e-12
@@ -34,14 +36,31 @@ def test_a_run_is_the_documented_sequence_of_public_steps():
         adam.step([*grads, np.array([out.grad_log_scale])])
         np.clip(t, 0.0, math.log(100.0), out=t)
     for mine, theirs in zip(enc.weights, run.encoder.weights, strict=True):
-        np.testing.assert_allclose(theirs, mine, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(theirs, mine, rtol=1e-11, atol=1e-13)
     assert abs(run.final_temperature - math.exp(-t[0])) < 1e-15
+
+
+def test_batches_go_through_the_images_in_epochs():
+    # 64 images, batches of 16: every image once in each run's first 4 steps.
+    x = X[:64]
+    cfg = il.TrainingConfig(**SMALL, steps=4, views=il.ViewRecipe())
+    seen = []
+    rng = np.random.default_rng(0)
+    il.init_encoder(cfg.sizes, seed=rng)
+    il.init_encoder(cfg.sizes, seed=rng)
+    order = np.argsort(rng.random((2, 64)), axis=1)
+    for r in range(2):
+        seen.append(np.sort(order[r]))
+        np.testing.assert_array_equal(seen[-1], np.arange(64))
+    runs = il.train_encoders(x, cfg, runs=2, seed=0)
+    assert not np.array_equal(runs[0].losses, runs[1].losses)
 
 
 def test_seeded_and_checkpoints_are_the_shorter_runs():
     cfg = il.TrainingConfig(**SMALL, steps=40, checkpoints=(10, 40))
     run = il.train_encoder(X, cfg, seed=1)
     again = il.train_encoder(X, cfg, seed=np.random.default_rng(1))
+    assert il.train_encoders(X, cfg, runs=1, seed=1)[0].losses.tolist() == run.losses.tolist()
     np.testing.assert_array_equal(run.losses, again.losses)
     short = il.train_encoder(X, il.TrainingConfig(**SMALL, steps=10), seed=1)
     for a, b in zip(run.checkpoints[10].weights, short.encoder.weights, strict=True):
@@ -74,12 +93,15 @@ def test_a_learned_temperature_runs_to_the_clip_when_positives_are_separated():
     assert np.all(np.diff(run.temperatures) <= 1e-15)  # never rises
 
 
-def test_float32_compute_tracks_float64():
-    cfg = dict(**SMALL, steps=20)
+def test_float32_compute_trains_as_well_as_float64():
+    # The float32 steps draw their views in float32 too, so the runs differ draw by draw;
+    # they train equally well, and keep float64 weights.
+    cfg = dict(**SMALL, steps=150, learning_rate=5e-3)
     a = il.train_encoder(X, il.TrainingConfig(**cfg), seed=0)
     b = il.train_encoder(X, il.TrainingConfig(**cfg, compute_dtype="float32"), seed=0)
     assert all(w.dtype == np.float64 for w in b.encoder.weights)
-    np.testing.assert_allclose(b.losses, a.losses, atol=1e-4)
+    assert abs(b.losses[-50:].mean() - a.losses[-50:].mean()) < 0.05 * a.losses[-50:].mean()
+    assert b.losses[-50:].mean() < b.losses[:50].mean() - 0.2
 
 
 @pytest.mark.parametrize(

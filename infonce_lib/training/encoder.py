@@ -25,6 +25,7 @@ gradient against central finite differences.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -120,7 +121,7 @@ def init_encoder(sizes=(64, 128, 32), *, seed) -> Encoder:
     widths = tuple(as_int(n, "sizes", minimum=1) for n in widths)
     rng = as_generator(seed)
     weights = []
-    for n_in, n_out in zip(widths[:-1], widths[1:], strict=True):
+    for n_in, n_out in itertools.pairwise(widths):
         a = 1.0 / math.sqrt(n_in)
         weights.append(rng.uniform(-a, a, size=(n_in, n_out)))
         weights.append(rng.uniform(-a, a, size=n_out))
@@ -130,6 +131,9 @@ def init_encoder(sizes=(64, 128, 32), *, seed) -> Encoder:
 def _forward(weights, X: np.ndarray):
     """Unit embeddings of the rows of ``X`` and what the backward pass needs.
 
+    Works for one encoder (``W`` of shape (n_in, n_out), ``X`` of shape (n, n_in)) and for a
+    stack of ``S`` encoders trained together (``W`` of shape (S, n_in, n_out), ``b`` of shape
+    (S, n_out), ``X`` of shape (S, n, n_in)): the products broadcast over the leading axis.
     Computes in the dtype of ``X`` (the trainer's float32 option); ``weights`` must have it.
     """
     inputs, h = [], X
@@ -137,7 +141,7 @@ def _forward(weights, X: np.ndarray):
     for l in range(0, len(weights), 2):
         inputs.append(h)
         h = h @ weights[l]
-        h += weights[l + 1]
+        h += weights[l + 1][..., None, :]
         if l < last:
             np.maximum(h, 0.0, out=h)
     norm = np.sqrt(np.einsum("...i,...i->...", h, h))[..., None]
@@ -145,16 +149,17 @@ def _forward(weights, X: np.ndarray):
 
 
 def _backward(weights, cache, U: np.ndarray, G: np.ndarray) -> list[np.ndarray]:
-    """Gradients of ``sum(G * U)`` with respect to ``weights`` (rows of ``U`` from ``_forward``)."""
+    """Gradients of ``sum(G * U)`` with respect to ``weights`` (``U`` from ``_forward``; one
+    encoder or a stack, as there)."""
     inputs, norm = cache
     D = (G - U * np.einsum("...i,...i->...", U, G)[..., None]) / norm
     grads: list[np.ndarray] = [None] * len(weights)  # type: ignore[list-item]
     for l in range(len(weights) - 2, -1, -2):
         h = inputs[l // 2]
-        grads[l] = h.reshape(-1, h.shape[-1]).T @ D.reshape(-1, D.shape[-1])
-        grads[l + 1] = D.reshape(-1, D.shape[-1]).sum(axis=0)
+        grads[l] = np.swapaxes(h, -1, -2) @ D
+        grads[l + 1] = D.sum(axis=-2)
         if l:
-            D = D @ weights[l].T
+            D = D @ np.swapaxes(weights[l], -1, -2)
             D *= h > 0  # the ReLU of the layer below: h is its output
     return grads
 
@@ -230,7 +235,7 @@ def encoder_gradients(encoder: Encoder, images, grad_embeddings) -> tuple[np.nda
     encoder : Encoder
         The weights.
     images : array_like, shape (n, n_0)
-        The images whose embeddings the loss used. Not modified.
+        The images whose embeddings the loss used, ``n >= 1``. Not modified.
     grad_embeddings : array_like, shape (n, n_L)
         :math:`g_i`, one row per image.
 
@@ -254,16 +259,19 @@ def encoder_gradients(encoder: Encoder, images, grad_embeddings) -> tuple[np.nda
     >>> X = np.random.default_rng(1).normal(size=(6, 5)); c = np.array([1.0, -2.0, 0.5])
     >>> grads = encoder_gradients(enc, X, np.tile(c, (6, 1)))
     >>> def loss(e): return float(np.sum(encode(e, X) @ c))
-    >>> up, down = enc.copy(), enc.copy(); up.weights[0][1, 2] += 1e-6; down.weights[0][1, 2] -= 1e-6
+    >>> up, down = enc.copy(), enc.copy()
+    >>> up.weights[0][1, 2] += 1e-6; down.weights[0][1, 2] -= 1e-6
     >>> bool(abs((loss(up) - loss(down)) / 2e-6 - grads[0][1, 2]) < 1e-7)
     True
     """
     X = _check_images(encoder, images)
-    G = as_real_array(grad_embeddings, "grad_embeddings", ndim=2, allow_empty=True)
+    if not X.shape[0]:
+        raise ValueError("images must hold at least one image (row)")
+    G = as_real_array(grad_embeddings, "grad_embeddings", ndim=2)
     if G.shape != (X.shape[0], encoder.sizes[-1]):
         raise ValueError(
-            f"grad_embeddings must have shape {(X.shape[0], encoder.sizes[-1])} (one row per "
-            f"image, one column per embedding dimension); got {G.shape}"
+            f"grad_embeddings must have shape {(X.shape[0], encoder.sizes[-1])}, one row per "
+            f"row of images and one column per embedding dimension; got {G.shape}"
         )
     U, cache = _embed(encoder, X)
     with np.errstate(over="ignore", invalid="ignore"):

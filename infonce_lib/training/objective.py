@@ -40,6 +40,7 @@ condition for the best temperature of fixed embeddings.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -96,23 +97,98 @@ def _pair(Za, Zb) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _softmax_minus_positive(shifted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of logits ``shifted`` (at most 0), the log-probability of the positive (the
-    diagonal), and the softmax weights with 1 taken from the positive's.
+    """Per row of logits ``shifted`` (..., N, N), at most 0, with the positives on the
+    diagonal: the log-probability of the positive, and the softmax weights with 1 taken from
+    the positive's.
 
     The positive's weight minus 1 is formed as minus the other weights (by index, never as
     ``p - 1``, which cancels to 0 when ``p`` is within 1e-16 of 1), as chapter 2's
     :func:`~infonce_lib.info_nce_loss_and_grad` does: a batch whose positives all win keeps
     its small, nonzero gradient.
     """
-    k = np.arange(shifted.shape[0])
+    k = np.arange(shifted.shape[-1])
     W = np.exp(shifted)
-    positive = W[k, k].copy()
-    W[k, k] = 0.0
-    others = W.sum(axis=1)
+    positive = W[..., k, k].copy()
+    W[..., k, k] = 0.0
+    others = W.sum(axis=-1)
     total = others + positive
-    W /= total[:, None]
-    W[k, k] = -others / total
-    return shifted[k, k] - np.log(total), W
+    W /= total[..., None]
+    W[..., k, k] = -others / total
+    return shifted[..., k, k] - np.log(total), W
+
+
+def _symmetric(A: np.ndarray, B: np.ndarray, s):
+    """Loss, gradients and log-scale gradient of CLIP's loss for (..., N, D) stacks of pairs
+    at scales ``s`` (...,): the computation of :func:`symmetric_infonce_grad`."""
+    n = A.shape[-2]
+    s = np.asarray(s, dtype=A.dtype)[..., None, None]
+    L = s * (A @ np.swapaxes(B, -1, -2))  # l_ij = e^t a_i . b_j
+    Lt = np.swapaxes(L, -1, -2)
+    rows, w_rows = _softmax_minus_positive(L - L.max(axis=-1, keepdims=True))
+    cols, w_cols = _softmax_minus_positive(Lt - Lt.max(axis=-1, keepdims=True))
+    loss = -(rows.mean(axis=-1) + cols.mean(axis=-1)) / 2
+    # dL/dl_ij: the mean of the two directions' softmax weights minus 1 at the positive.
+    G = (w_rows + np.swapaxes(w_cols, -1, -2)) / (2 * n)
+    grad_a = s * (G @ B)
+    grad_b = s * (np.swapaxes(G, -1, -2) @ A)
+    # dL/dt = sum_ij G_ij l_ij; each direction's weights sum to 0 over its candidates, so
+    # each uses the logits minus its positive's (no cancellation at large scales).
+    positives = np.diagonal(L, axis1=-2, axis2=-1)[..., None]
+    dt = np.sum(w_rows * (L - positives), axis=(-2, -1))
+    dt = (dt + np.sum(w_cols * (Lt - positives), axis=(-2, -1))) / (2 * n)
+    return loss, grad_a, grad_b, dt
+
+
+def _nt_xent(A: np.ndarray, B: np.ndarray, s):
+    """The same for NT-Xent: the computation of :func:`nt_xent_grad`."""
+    n = A.shape[-2]
+    s = np.asarray(s, dtype=A.dtype)[..., None, None]
+    V = np.concatenate([A, B], axis=-2)
+    L = s * (V @ np.swapaxes(V, -1, -2))
+    order = _nt_xent_order(n)
+    R = np.take_along_axis(L, np.broadcast_to(order, (*L.shape[:-1], 2 * n - 1)), axis=-1)
+    log_p, W = _first_minus_one(R - R.max(axis=-1, keepdims=True))
+    loss = -log_p.mean(axis=-1)
+    G = np.zeros_like(L)
+    np.put_along_axis(G, np.broadcast_to(order, W.shape), W / (2 * n), axis=-1)
+    grad = s * ((G + np.swapaxes(G, -1, -2)) @ V)
+    dt = np.sum(W * (R - R[..., :1]), axis=(-2, -1)) / (2 * n)
+    return loss, grad[..., :n, :], grad[..., n:, :], dt
+
+
+@functools.lru_cache(maxsize=8)
+def _nt_xent_order(n: int) -> np.ndarray:
+    """Row k of the result lists the candidates of view k: its positive p(k) = k + n mod 2n
+    first, then the other views but itself, in increasing order."""
+    k = np.arange(2 * n)
+    positive = (k + n) % (2 * n)
+    others = np.array([np.delete(k, sorted((i, p))) for i, p in zip(k, positive, strict=True)])
+    out = np.concatenate([positive[:, None], others], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+def _first_minus_one(shifted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_softmax_minus_positive` for rows whose positive is the first entry."""
+    W = np.exp(shifted)
+    positive = W[..., 0].copy()
+    W[..., 0] = 0.0
+    others = W.sum(axis=-1)
+    total = others + positive
+    W /= total[..., None]
+    W[..., 0] = -others / total
+    return shifted[..., 0] - np.log(total), W
+
+
+def _checked(out, what: str) -> ContrastiveGradients:
+    """The core's results as a ContrastiveGradients, or a ValueError if one overflowed."""
+    loss, grad_a, grad_b, dt = out
+    hint = "use a smaller log_scale, or rescale Za and Zb"
+    for value, name in ((loss, "the loss"), (grad_a, "the gradient with respect to Za"),
+                        (grad_b, "the gradient with respect to Zb"),
+                        (dt, "the gradient with respect to log_scale")):  # fmt: skip
+        finite_or_raise(value, f"{name} ({what})", hint)
+    return ContrastiveGradients(float(loss), grad_a, grad_b, float(dt))
 
 
 def symmetric_infonce_grad(Za, Zb, log_scale: float) -> ContrastiveGradients:
@@ -165,29 +241,8 @@ def symmetric_infonce_grad(Za, Zb, log_scale: float) -> ContrastiveGradients:
     """
     A, B = _pair(Za, Zb)
     s = _scale(log_scale)
-    n = A.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        C = A @ B.T  # C[i, j] = a_i . b_j
-        L = finite_or_raise(s * C, "the logits exp(log_scale) * a_i . b_j")
-        rows, w_rows = _softmax_minus_positive(L - L.max(axis=1, keepdims=True))
-        cols, w_cols = _softmax_minus_positive((L - L.max(axis=0, keepdims=True)).T)
-        loss = -float(np.mean(rows) + np.mean(cols)) / 2
-        finite_or_raise(loss, "the loss", "use a smaller log_scale")
-        # dL/dl_ij: the mean of the two directions' softmax weights minus 1 at the positive.
-        G = w_rows + w_cols.T
-        G /= 2 * n
-        grad_a, grad_b = s * (G @ B), s * (G.T @ A)
-        # dL/dt = sum_ij G_ij l_ij; each direction's weights sum to 0 over its candidates,
-        # so each can use the logits minus its positive's (no cancellation at large scales).
-        positives = np.diagonal(L)
-        dt = float(
-            np.sum(w_rows * (L - positives[:, None])) + np.sum(w_cols * (L.T - positives[:, None]))
-        ) / (2 * n)
-    hint = "use a smaller log_scale"
-    finite_or_raise(grad_a, "the gradient with respect to Za", hint)
-    finite_or_raise(grad_b, "the gradient with respect to Zb", hint)
-    finite_or_raise(dt, "the gradient with respect to log_scale", hint)
-    return ContrastiveGradients(loss, grad_a, grad_b, dt)
+        return _checked(_symmetric(A, B, s), "exp(log_scale) * Za @ Zb.T")
 
 
 def nt_xent_grad(Za, Zb, log_scale: float) -> ContrastiveGradients:
@@ -236,25 +291,5 @@ def nt_xent_grad(Za, Zb, log_scale: float) -> ContrastiveGradients:
     """
     A, B = _pair(Za, Zb)
     s = _scale(log_scale)
-    n = A.shape[0]
-    V = np.concatenate([A, B])
     with np.errstate(over="ignore", invalid="ignore"):
-        L = finite_or_raise((s * V) @ V.T, "the logits exp(log_scale) * v_k . v_l")
-        k = np.arange(2 * n)
-        positive = (k + n) % (2 * n)
-        L[k, k] = -np.inf  # a view is never its own candidate
-        shifted = L - L.max(axis=1, keepdims=True)
-        Q = np.exp(shifted)
-        sums = Q.sum(axis=1, keepdims=True)
-        Q /= sums
-        log_p = shifted[k, positive] - np.log(sums[:, 0])
-        loss = finite_or_raise(float(-np.mean(log_p)), "the loss", "use a smaller log_scale")
-        G = Q
-        G[k, positive] -= 1.0
-        G /= 2 * n
-        L[k, k] = 0.0
-        dt = float(np.sum(G * L))
-        dV = s * ((G + G.T) @ V)
-    finite_or_raise(dV, "the gradient with respect to Za and Zb", "use a smaller log_scale")
-    finite_or_raise(dt, "the gradient with respect to log_scale", "use a smaller log_scale")
-    return ContrastiveGradients(loss, dV[:n], dV[n:], dt)
+        return _checked(_nt_xent(A, B, s), "exp(log_scale) * v @ v.T of the views Za and Zb")
