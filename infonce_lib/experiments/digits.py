@@ -125,8 +125,8 @@ class Config:
         ``(labels per class, draws)`` of the few-label probes.
     all_labels : bool, default True
         Whether ``probe_all`` is computed for every encoder (else only for the baselines and
-        the first configuration of the grid). The snapshots at the checkpoints have only the
-        few-label probes and the bound.
+        the first configuration of the grid, and the snapshots at the checkpoints have only
+        the few-label probes and the bound).
     bound_batch_size, bound_rounds : int, default 256 and 4
         :math:`K` and the rounds of :func:`~infonce_lib.heldout_infonce`.
     knn_k : int, default 5
@@ -395,8 +395,9 @@ def _run_cached(config: Config) -> Result:
         target.append(_record(views, tau, K, config.steps, at, taus, history, config, rng, detail))
         for c in (c for c in cps if c != config.steps):
             encs = [r.checkpoints[c] for r in rs]
+            light = "full" if config.all_labels else "snapshot"
             snapshots.append(
-                _record(views, tau, K, c, encs, taus, (None, None), config, rng, "snapshot")
+                _record(views, tau, K, c, encs, taus, (None, None), config, rng, light)
             )
     baselines, raw_C = _baselines(config)
     records = tuple(grid + snapshots + sizes)
@@ -491,60 +492,61 @@ def _get(r: Result, views, tau, **kw):
         return None
 
 
-def checks(r: Result) -> list[Check]:
-    """What must hold; each check is skipped (not listed) if the grid lacks its records."""
+def _cap_check(r: Result) -> Check:
     from ..caps import attainable_cosine_cap
 
-    c, out = r.config, []
-    K = c.bound_batch_size
+    K = r.config.bound_batch_size
     worst = max(float(np.max(rec.values["bound"])) - (
         math.log(K) if rec.final_taus is not None else attainable_cosine_cap(K, rec.tau))
         for rec in r.records)  # fmt: skip
-    out.append(Check("no held-out bound exceeds the attainable cap of its temperature "
-                     "(log K for a learned one)", worst <= 0.0,
-                     f"largest bound minus its cap {worst:.4f}"))  # fmt: skip
+    return Check(
+        "no held-out bound exceeds the attainable cap of its temperature (log K for a learned one)",
+        worst <= 0.0,
+        f"largest bound minus its cap {worst:.4f}",
+    )
+
+
+def _feature_checks(r: Result) -> list[Check]:
+    """The shift views' encoders against the baselines."""
+    main, out = _get(r, "shift", r.config.long_tau), []
+    if main is None:
+        return out
+    rnd, raw = r.baselines["random"], r.baselines["raw"]
+    for p in ("probe_1", "probe_5"):
+        out.append(Check(f"shift views beat a random encoder on {p}",
+                         main.median(p) > float(np.median(rnd[p])),
+                         f"{main.median(p):.3f} > {np.median(rnd[p]):.3f}"))  # fmt: skip
+    out.append(Check("shift views beat the best-tuned raw pixels with 1 label per class",
+                     main.median("probe_1") > float(raw["probe_1"][0]),
+                     f"{main.median('probe_1'):.3f} > {raw['probe_1'][0]:.3f}"))  # fmt: skip
+    return out
+
+
+def _disconnect_checks(r: Result) -> list[Check]:
+    """Noise views against shift views, and the noise views' training length."""
+    c, out = r.config, []
     main, noise = _get(r, "shift", c.long_tau), _get(r, "noise", c.long_tau)
-    if main is not None:
-        rnd, raw = r.baselines["random"], r.baselines["raw"]
-        for p in ("probe_1", "probe_5"):
-            ok = main.median(p) > float(np.median(rnd[p]))
-            out.append(Check(f"shift views beat a random encoder on {p}", ok,
-                             f"{main.median(p):.3f} > {np.median(rnd[p]):.3f}"))  # fmt: skip
-        ok = main.median("probe_1") > float(raw["probe_1"][0])
-        out.append(
-            Check(
-                "shift views beat the best-tuned raw pixels with 1 label per class",
-                ok,
-                f"{main.median('probe_1'):.3f} > {raw['probe_1'][0]:.3f}",
-            )
-        )
     if main is not None and noise is not None:
-        ok = noise.median("bound") > main.median("bound") and (
-            noise.median("probe_5") < main.median("probe_5")
-        )
-        out.append(
-            Check(
-                "noise views: a higher held-out bound and a worse 5-label probe than shift views",
-                ok,
-                f"bound {noise.median('bound'):.3f} > {main.median('bound'):.3f}, "
-                f"probe {noise.median('probe_5'):.3f} < {main.median('probe_5'):.3f}",
-            )
-        )
+        m, n = main.median, noise.median
+        ok = n("bound") > m("bound") and n("probe_5") < m("probe_5")
+        out.append(Check("noise views: a higher held-out bound and a worse 5-label probe than "
+                         "shift views", ok, f"bound {n('bound'):.3f} > {m('bound'):.3f}, "
+                         f"probe {n('probe_5'):.3f} < {m('probe_5'):.3f}"))  # fmt: skip
     early = _get(r, "noise", c.long_tau, steps=c.checkpoints[0])
     late = _get(r, "noise", c.long_tau, steps=c.long_steps)
     if early is not None and late is not None and early is not late:
-        ok = late.median("bound") > early.median("bound") and (
-            late.median("probe_5") < early.median("probe_5")
-        )
-        out.append(
-            Check(
-                f"noise views, {early.steps} to {late.steps} steps: the bound rises, "
-                "the 5-label probe falls",
-                ok,
-                f"bound {early.median('bound'):.3f} -> {late.median('bound'):.3f}, "
-                f"probe {early.median('probe_5'):.3f} -> {late.median('probe_5'):.3f}",
-            )
-        )
+        e, f = early.median, late.median
+        ok = f("bound") > e("bound") and f("probe_5") < e("probe_5")
+        out.append(Check(f"noise views, {early.steps} to {late.steps} steps: the bound rises, "
+                         "the 5-label probe falls", ok,
+                         f"bound {e('bound'):.3f} -> {f('bound'):.3f}, "
+                         f"probe {e('probe_5'):.3f} -> {f('probe_5'):.3f}"))  # fmt: skip
+    return out
+
+
+def _temperature_checks(r: Result) -> list[Check]:
+    """A large fixed temperature, and where a learned one ends."""
+    c, out = r.config, []
     for views in VIEWS:
         small, large = _get(r, views, c.long_tau), _get(r, views, 0.5)
         if small is not None and large is not None:
@@ -564,6 +566,11 @@ def checks(r: Result) -> list[Check]:
         out.append(Check("noise views: the learned tau ends within 25% of the clip 1/100",
                          final < 1.25 * clip, f"median final tau {final:.4f}"))  # fmt: skip
     return out
+
+
+def checks(r: Result) -> list[Check]:
+    """What must hold; a check is left out if the grid lacks the records it compares."""
+    return [_cap_check(r), *_feature_checks(r), *_disconnect_checks(r), *_temperature_checks(r)]
 
 
 def report(config: Config | None = None) -> Report:

@@ -16,8 +16,10 @@ import infonce_lib as il
 from tests.fuzzing import (
     POS,
     Arr,
+    Bool,
     Choice,
     Fixed,
+    Func,
     Num,
     Obj,
     Seed,
@@ -95,7 +97,24 @@ def _x_heldout(tau):
     return run
 
 
+def _accepts_the_solution(out) -> None:
+    assert out is True, f"the checker rejected a correct solution: returned {out!r}"
+
+
 SPECS: dict[str, tuple[Spec, ...]] = {
+    # verbose is a boolean option, like every checker's; the library's own gradient passes.
+    "check_log_scale_gradient": (
+        Spec(
+            il.check_log_scale_gradient,
+            dict(
+                fn=Func(lambda a, b, t: il.symmetric_infonce_grad(a, b, t).grad_log_scale),
+                verbose=Bool(False),
+            ),
+            check=_accepts_the_solution,
+            max_examples=20,
+        ),
+    ),
+    "log_scale_gradient_mistakes": (Spec(il.log_scale_gradient_mistakes, {}),),
     "load_digits": (Spec(il.load_digits, {}, max_examples=5),),
     "shift_images": (
         Spec(
@@ -214,7 +233,12 @@ SPECS: dict[str, tuple[Spec, ...]] = {
     "train_encoders": (
         Spec(
             il.train_encoders,
-            dict(images=Arr(("n", "p")), config=Obj(_config), seeds=Fixed([0, 1])),
+            dict(
+                images=Arr(("n", "p")),
+                config=Obj(_config, bad=("field", 1.0)),  # None is the default: valid
+                runs=Num("int", 2, minimum=1),
+                seed=Seed(0),
+            ),
             dims=_sizes(n=(2, 4), p=(4, 4)),
             bound=frozenset({"p"}),
             max_examples=30,
@@ -281,6 +305,7 @@ NO_EXTREME: dict[str, str] = {
 
 
 EXEMPT: dict[str, str] = {
+    "UCI_DIGITS": "published settings (a constant record)",
     "Digits": "result dataclass of load_digits; fuzzed through it",
     "Encoder": (
         "a container of weights built by init_encoder (fuzzed) and validated on creation "
