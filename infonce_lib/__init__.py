@@ -36,6 +36,7 @@ from . import (
     report,
     seeding,
     temperature,
+    training,
     warped_patches,
 )
 from .bound_family import *  # noqa: F403
@@ -52,12 +53,14 @@ from .exercises import limits as _exercises_limits
 from .exercises import misconceptions as _exercises_misconceptions
 from .exercises import nce as _exercises_nce
 from .exercises import temperature as _exercises_temperature
+from .exercises import training as _exercises_training
 from .exercises.bound_family import *  # noqa: F403
 from .exercises.bounds import *  # noqa: F403
 from .exercises.limits import *  # noqa: F403
 from .exercises.misconceptions import *  # noqa: F403
 from .exercises.nce import *  # noqa: F403
 from .exercises.temperature import *  # noqa: F403
+from .exercises.training import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .gaussian_nce import *  # noqa: F403
 from .hypersphere import *  # noqa: F403
@@ -74,6 +77,7 @@ from .readouts import *  # noqa: F403
 from .report import *  # noqa: F403
 from .seeding import *  # noqa: F403
 from .temperature import *  # noqa: F403
+from .training import *  # noqa: F403
 from .warped_patches import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -97,8 +101,8 @@ _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
     _exercises_bounds, gaussian, patches, bound_family, critics, optim, _exercises_bound_family,
     doe, limits, _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
-    _exercises_temperature, warped_patches, readouts, _exercises_misconceptions, published,
-    report, seeding,
+    _exercises_temperature, warped_patches, readouts, _exercises_misconceptions,
+    *training.MODULES, _exercises_training, published, report, seeding,
 )  # fmt: skip
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

@@ -27,6 +27,8 @@ Records
   of Poole et al.'s staircase (2019, section 4 and Fig. 2).
 * :data:`WANG_ISOLA_METRICS`: the exponent :math:`\alpha` of the alignment metric and the
   scale :math:`t` of the uniformity metric that Wang & Isola (2020) use.
+* :data:`UCI_DIGITS`: how Alpaydin & Kaynak (1998) made the handwritten digits of chapter 8
+  (writers, bitmaps, blocks, grey levels) and how many their test set holds.
 
 Examples
 --------
@@ -51,6 +53,7 @@ __all__ = [
     "PUBLISHED",
     "SIMCLR_BATCH_SIZES",
     "SIMCLR_TABLE5",
+    "UCI_DIGITS",
     "WANG_ISOLA_METRICS",
     "PublishedSettings",
     "PublishedTable",
@@ -404,6 +407,33 @@ WANG_ISOLA_METRICS = PublishedSettings(
 )
 
 #: Every record, by name: the single list the tests and the book iterate over.
+# ---------------------------------------------------------------- UCI digits (Alpaydin & Kaynak)
+
+#: The handwritten digits of chapter 8: the test set (``optdigits.tes``) of Alpaydin &
+#: Kaynak's data set. Each 32 x 32 bitmap was cut into non-overlapping 4 x 4 blocks and the
+#: pixels that were on were counted in each, so every pixel of the 8 x 8 image is an integer
+#: from 0 to 16 (17 grey levels); the test set's digits were written by 13 people (the
+#: training set's by 30 others).
+UCI_DIGITS = PublishedSettings(
+    name="The UCI handwritten digits",
+    citation="alpaydin1998optdigits",
+    values={
+        "test_set_images": 1797,
+        "writers": 13,
+        "bitmap_side": 32,
+        "block_side": 4,
+        "grey_levels": 17,
+    },
+    where={
+        "test_set_images": "the data set's description (optdigits.names), 5. Number of Instances",
+        "writers": "the data set's description, 4. Relevant Information",
+        "bitmap_side": "the data set's description, 4. Relevant Information",
+        "block_side": "the data set's description, 4. Relevant Information",
+        "grey_levels": "the data set's description, 4. and 7. (integers in the range 0..16)",
+    },
+    checked="the UCI repository's page and optdigits.names, as quoted by OpenML and scikit-learn",
+)
+
 PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
     {
         "MCALLESTER_STRATOS_TABLE1": MCALLESTER_STRATOS_TABLE1,
@@ -413,5 +443,6 @@ PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
         "MOCO_SETTINGS": MOCO_SETTINGS,
         "POOLE_STAIRCASE": POOLE_STAIRCASE,
         "WANG_ISOLA_METRICS": WANG_ISOLA_METRICS,
+        "UCI_DIGITS": UCI_DIGITS,
     }
 )

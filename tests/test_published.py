@@ -15,6 +15,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import infonce_lib as il
@@ -29,6 +30,7 @@ from infonce_lib.published import (
     PUBLISHED,
     SIMCLR_BATCH_SIZES,
     SIMCLR_TABLE5,
+    UCI_DIGITS,
     WANG_ISOLA_METRICS,
     PublishedSettings,
     PublishedTable,
@@ -256,3 +258,16 @@ def test_table_rejects_ragged_rows_and_unknown_names():
 def test_settings_need_a_location_for_every_value():
     with pytest.raises(ValueError, match="location"):
         PublishedSettings("s", "he2020moco", {"a": 1}, {"b": "x"}, "c")
+
+
+# ---------------------------------------------------------------- the UCI digits
+
+
+def test_uci_digits_description_matches_the_shipped_file():
+    v, d = UCI_DIGITS.values, il.load_digits()
+    assert d.images.shape[0] == v["test_set_images"]
+    # 32 x 32 bitmaps in 4 x 4 blocks: 8 x 8 images, whose pixels count 0 to 16 "on" pixels.
+    assert (v["bitmap_side"] // v["block_side"]) ** 2 == d.images.shape[1]
+    assert v["block_side"] ** 2 + 1 == v["grey_levels"]
+    levels = np.unique(np.round(d.images * (v["grey_levels"] - 1)))
+    assert levels.tolist() == list(range(v["grey_levels"]))

@@ -26,6 +26,7 @@ from __future__ import annotations
 from . import (
     bound_family,
     cosine_temperature,
+    digits,
     gaussian_patches,
     mcallester_stratos,
     nce_efficiency,
@@ -42,5 +43,6 @@ EXPERIMENTS = {
         bound_family,
         mcallester_stratos,
         cosine_temperature,
+        digits,
     )
 }
