@@ -286,10 +286,8 @@ def _infonce_from_scores(scores: np.ndarray) -> np.ndarray:
 
     ``scores`` has shape ``(..., K, K)`` with ``F[..., i, j] = f(x_j, y_i)`` (softmax over the
     :math:`x_j`, the last axis; Poole et al., 2019). The array is used as scratch
-    space and destroyed: pass only arrays created here.
-
-    This is the one place chapter 4 computes InfoNCE from critic scores; when chapter 3's
-    ``bounds.py`` lands, switch it to that module's function.
+    space and destroyed: pass only arrays created here (chapter 3's
+    :func:`~infonce_lib.infonce_bound` is the public form, which leaves its input intact).
     """
     k = scores.shape[-1]
     return math.log(k) + _positive_log_probs(scores, overwrite=True).mean(axis=-1)
