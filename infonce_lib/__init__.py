@@ -15,6 +15,7 @@ from . import (
     bound_family,
     bounds,
     caps,
+    confidence,
     convergence,
     core,
     critics,
@@ -42,6 +43,7 @@ from . import (
 from .bound_family import *  # noqa: F403
 from .bounds import *  # noqa: F403
 from .caps import *  # noqa: F403
+from .confidence import *  # noqa: F403
 from .convergence import *  # noqa: F403
 from .core import *  # noqa: F403
 from .critics import *  # noqa: F403
@@ -100,8 +102,8 @@ SEED_VARIABLE = seeding.SEED_VARIABLE
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
     _exercises_bounds, gaussian, patches, bound_family, critics, optim, _exercises_bound_family,
-    doe, limits, _exercises_limits, hypersphere, convergence, caps, temperature, margin_losses,
-    _exercises_temperature, warped_patches, readouts, _exercises_misconceptions,
+    doe, limits, confidence, _exercises_limits, hypersphere, convergence, caps, temperature,
+    margin_losses, _exercises_temperature, warped_patches, readouts, _exercises_misconceptions,
     *training.MODULES, _exercises_training, published, report, seeding,
 )  # fmt: skip
 

@@ -1,6 +1,6 @@
-r"""The limits of InfoNCE: correlated Gaussians, saturation at log K, a high-confidence bound.
+r"""The limits of InfoNCE: correlated Gaussians, saturation at log K, a non-Gaussian channel.
 
-Chapter 5 of the book. Four things live here, all about the same data:
+Chapter 5 of the book. Three things live here, all about the same data:
 
 * **Correlated Gaussian pairs.** ``d`` independent coordinate pairs
   :math:`(x_k, y_k)`, each standard bivariate normal with correlation :math:`\rho`:
@@ -11,13 +11,12 @@ Chapter 5 of the book. Four things live here, all about the same data:
 * **InfoNCE with the optimal critic** :math:`f(x, y) = \log p(y \mid x)`, batch by batch. Every
   batch value is at most :math:`\log K` (Poole et al., 2019), so the bias
   :math:`I - I_{\mathrm{NCE}}` grows with :math:`I` once :math:`I` passes :math:`\log K`.
-* **A high-confidence bound.** Because every batch value lies in ``[a, log K]`` when the
-  critic's scores span at most ``M``, Hoeffding's inequality turns the mean of ``n``
-  independent batches into a lower bound that holds with probability ``1 - delta``
-  (:func:`infonce_confidence_bound`), capped at ``log K``.
 * **A binary-input Gaussian channel**, whose output is not Gaussian: its exact information
   shows the difference-of-entropies estimate of :mod:`infonce_lib.doe` overshooting the
   truth.
+
+The high-confidence bounds of the chapter (Hoeffding's for InfoNCE, Fisher's within the
+Gaussian family) are in :mod:`infonce_lib.confidence`.
 
 ``python -m infonce_lib reproduce mcallester-stratos`` runs
 :mod:`infonce_lib.experiments.mcallester_stratos`.
@@ -46,7 +45,6 @@ __all__ = [
     "correlated_gaussian_infonce_levels",
     "correlated_gaussian_information",
     "correlated_gaussian_rho",
-    "infonce_confidence_bound",
     "sample_binary_channel",
     "sample_correlated_gaussian",
 ]
@@ -241,7 +239,7 @@ def correlated_gaussian_critic(X, Y, rho: float) -> np.ndarray:
     computed for all :math:`K^2` pairings with one matrix product (the squared distance is
     expanded as :math:`\lVert y_i\rVert^2 - 2\rho\, y_i^\top x_j + \rho^2 \lVert x_j \rVert^2`).
     Any critic :math:`\log p(y \mid x) + c(y)` is optimal for InfoNCE with the softmax over
-    the :math:`x_j` (Poole et al., 2019, section 2.3); this one has :math:`c = 0`.
+    the :math:`x_j` (Poole et al., 2019); this one has :math:`c = 0`.
 
     Parameters
     ----------
@@ -288,10 +286,8 @@ def _infonce_from_scores(scores: np.ndarray) -> np.ndarray:
 
     ``scores`` has shape ``(..., K, K)`` with ``F[..., i, j] = f(x_j, y_i)`` (softmax over the
     :math:`x_j`, the last axis; Poole et al., 2019). The array is used as scratch
-    space and destroyed: pass only arrays created here.
-
-    This is the one place chapter 4 computes InfoNCE from critic scores; when chapter 3's
-    ``bounds.py`` lands, switch it to that module's function.
+    space and destroyed: pass only arrays created here (chapter 3's
+    :func:`~infonce_lib.infonce_bound` is the public form, which leaves its input intact).
     """
     k = scores.shape[-1]
     return math.log(k) + _positive_log_probs(scores, overwrite=True).mean(axis=-1)
@@ -492,99 +488,6 @@ def _softmax_scores(X: np.ndarray, Y: np.ndarray, rho: float) -> np.ndarray:
     G = np.matmul(Y * (rho / s2), np.swapaxes(X, -1, -2))
     G -= (0.5 * rho * rho / s2) * np.einsum("...jd,...jd->...j", X, X)[..., None, :]
     return G
-
-
-# ---------------------------------------------------------------- a high-confidence bound
-
-
-def infonce_confidence_bound(values, batch_size: int, score_range: float, delta: float = 0.05):
-    r"""A lower bound on :math:`I(X; Y)` that holds with probability at least :math:`1 - \delta`.
-
-    ``values`` are the InfoNCE values of :math:`n` independent batches of :math:`K` pairs
-    each (disjoint pairs, drawn i.i.d.), all scored by one critic :math:`f` fixed in
-    advance (not fitted to these batches). Their expectation is a lower bound,
-    :math:`\mathbb{E}[\hat I_{\mathrm{NCE}}] \le I(X; Y)` (Poole et al., 2019, the
-    multi-sample bound of their section 2.3), but a single mean can land above it. If the
-    critic's scores span at most :math:`M` within every row
-    (:math:`\max_j f(x_j, y_i) - f(x_i, y_i) \le M`, for instance scores clipped to an
-    interval of width :math:`M`), every batch value lies in
-
-    .. math::
-
-        a = \log K - \log\big(1 + (K - 1)\, e^{M}\big) \;\le\; \hat I_{\mathrm{NCE}}
-        \;\le\; \log K ,
-
-    because each positive's softmax probability is at least :math:`1 / (1 + (K-1) e^{M})`
-    and at most 1. Hoeffding's inequality for independent variables in :math:`[a, b]`,
-    :math:`P(\bar V - \mathbb{E} V \ge t) \le e^{-2 n t^2 / (b - a)^2}` (Hoeffding, 1963,
-    Theorem 2), then gives
-
-    .. math::
-
-        B = \bar V - (\log K - a) \sqrt{\frac{\ln(1/\delta)}{2 n}}, \qquad
-        P\big(B \le \mathbb{E} \hat I_{\mathrm{NCE}} \le I(X; Y)\big) \ge 1 - \delta ,
-
-    for every joint distribution of :math:`(X, Y)`. :math:`B \le \bar V \le \log K`: the
-    high-confidence bound is capped where InfoNCE is. The lower side needs the bounded
-    critic: with unbounded scores a batch value can be arbitrarily negative and Hoeffding's
-    inequality does not apply.
-
-    Parameters
-    ----------
-    values : array_like, shape (n,)
-        InfoNCE values of ``n >= 1`` independent batches, in nats (e.g. from
-        :func:`~infonce_lib.infonce_bound` on clipped scores).
-    batch_size : int
-        :math:`K \ge 2`, the pairs per batch.
-    score_range : float
-        :math:`M \ge 0`, the largest amount by which a candidate's score can exceed the
-        positive's in a row.
-    delta : float, default 0.05
-        The confidence parameter :math:`\delta \in (0, 1)`.
-
-    Returns
-    -------
-    float
-        :math:`B`, in nats.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``values`` is not a non-empty 1-D array of finite reals, or a value lies outside
-        :math:`[a, \log K]` (beyond rounding, ``1e-9``): the scores spanned more than
-        ``score_range``, or ``batch_size`` is not the batches' size; on ``batch_size < 2``,
-        a negative or non-finite ``score_range``, or ``delta`` outside ``(0, 1)``.
-
-    Examples
-    --------
-    Values of 1000 batches of 16 pairs, scores within a range of 4 nats:
-
-    >>> v = np.full(1000, 0.4)
-    >>> round(infonce_confidence_bound(v, 16, 4.0, delta=0.05), 4)   # 0.4 - 6.7093 * 0.0387
-    0.1403
-    >>> infonce_confidence_bound(v, 16, 4.0) <= math.log(16)
-    True
-    """
-    v = as_real_array(values, "values", ndim=1)
-    k = as_int(batch_size, "batch_size", minimum=2)
-    m = as_positive_scalar(score_range, "score_range", allow_zero=True)
-    d = as_real_scalar(delta, "delta")
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"delta must lie in (0, 1) (a failure probability); got {d}")
-    log_k = math.log(k)
-    span = float(np.logaddexp(0.0, math.log(k - 1) + m))  # log K - a = log(1 + (K-1) e^M)
-    lower, tol = log_k - span, 1e-9 * (1.0 + span)
-    outside = (v > log_k + tol) | (v < lower - tol)
-    if outside.any():
-        raise ValueError(
-            f"values must lie in [{lower:.6g}, log K = {log_k:.6g}] for batch_size = {k} and "
-            f"score_range = {m:g}; got {v[outside][0]!r}: the critic's scores spanned more than "
-            "score_range, or the batches are not of batch_size pairs"
-        )
-    margin = span * math.sqrt(-math.log(d) / (2.0 * v.size))
-    if not math.isfinite(margin):
-        raise ValueError(f"score_range = {m:g} is too large: Hoeffding's margin overflows float64")
-    return float((v / v.size).sum() - margin)  # the mean, summed without overflow
 
 
 # ---------------------------------------------------------------- a non-Gaussian example

@@ -39,6 +39,10 @@ def _bisect(information):
         lambda I: int(np.ceil(np.exp(np.float32(I), dtype=np.float32))),
         # the inequality solved on whole numbers, by bisection
         _bisect,
+        # e ** I (math.e ** log 32 is 31.999999999999993, still rounded up to 32)
+        lambda I: math.ceil(math.e**I),
+        # a 0-d array, as np.ceil of a 0-d array gives
+        lambda I: np.ceil(np.exp(np.asarray(I))),
     ],
 )
 def test_right_answers_pass(fn, capsys):
@@ -53,9 +57,13 @@ EXPECTED = {
     "decimal": "10^I",
     "rounds down": "rounded down",
     "rounds to nearest": "to the nearest",
+    "one too few": "one too few: ceil(e^I) - 1 pairs have log K < I",
     "one too many": "one too many",
     "squares": "e^(2I)",
+    "halves": "e^(I/2)",
+    "rounds I first": "e to the power of a rounded I",
     "returns I": "invert log K >= I",
+    "returns text": "not a number (text",
     "not rounded": "whole number of pairs",
     "strict inequality": "strict inequality",
     "overflows": "returned nan",
@@ -92,12 +100,49 @@ def test_inf_and_nan_fail_with_a_hint(capsys):
         assert out.count("FAIL I =") == 6 and "whole number of pairs, e^I rounded up" in out
 
 
-def test_ambiguous_values_are_not_named(capsys):
-    # At I = 0.5, e^(2I) rounds up to 3, as does ceil(e^I) + 1: neither hint is given there.
-    check_min_batch_size(min_batch_size_mistakes()["squares"])
-    first = _flat(capsys.readouterr().out).split(" FAIL ")[0]
-    assert first.startswith("FAIL I = 0.5 nats: expected 2 (log 2 = 0.6931), got 3")
-    assert "one too many" not in first and "e^(2I)" not in first
+def _fail_lines(fn, capsys) -> dict[str, str]:
+    """The checker's FAIL lines for ``fn``, each flattened, keyed by the case's label."""
+    check_min_batch_size(fn)
+    out = capsys.readouterr().out
+    blocks = out.replace("\n      ", " ").splitlines()
+    return {
+        line.split(":")[0][6:]: " ".join(line.split()) for line in blocks if line.startswith("FAIL")
+    }
+
+
+def test_slips_that_give_one_number_are_named_together_and_told_apart_elsewhere(capsys):
+    mistakes = min_batch_size_mistakes()
+    # Rounding down and one pair too few agree wherever e^I is not whole (both name both),
+    # and differ at I = log 32: floor(32) is right, ceil(32) - 1 = 31 is named alone.
+    down = _fail_lines(mistakes["rounds down"], capsys)
+    few = _fail_lines(mistakes["one too few"], capsys)
+    for lines in (down, few):
+        assert (
+            "rounded down" in lines["I = 2.0 nats"] and "one pair too few" in lines["I = 2.0 nats"]
+        )
+    assert not any(k.startswith("I = log 32") for k in down)
+    boundary = next(v for k, v in few.items() if k.startswith("I = log 32"))
+    assert "got 31: one too few" in boundary and "rounded down" not in boundary
+    # exp(ceil(I)) gives ceil(e^I) + 1 at I = 0.01: both are named there, and only the
+    # rounding of I at log 32 (55); one too many alone at I = 2 (9, where exp(ceil(I)) is right).
+    first = _fail_lines(mistakes["rounds I first"], capsys)
+    many = _fail_lines(mistakes["one too many"], capsys)
+    for lines in (first, many):
+        assert "one pair too many" in lines["I = 0.01 nats"]
+        assert "e to the power of I rounded" in lines["I = 0.01 nats"]
+    assert "I = 2.0 nats" not in first and "got 9: one too many" in many["I = 2.0 nats"]
+    at_32 = next(v for k, v in first.items() if k.startswith("I = log 32"))
+    assert "got 55: this is e to the power of a rounded I" in at_32
+
+
+def test_each_mistake_gets_a_hint_of_its_own_in_some_case(capsys):
+    # Every listed mistake gets a hint of its own (not only a place among "several slips")
+    # in at least one case; for rounding down it is the hint it shares with one pair too
+    # few, its only twin, which has the same remedy.
+    for name, fn in min_batch_size_mistakes().items():
+        lines = _fail_lines(fn, capsys)
+        alone = [v for v in lines.values() if "several slips" not in v]
+        assert alone, (name, lines)
 
 
 def test_not_attempted_quiet_and_errors(capsys):
@@ -109,6 +154,11 @@ def test_not_attempted_quiet_and_errors(capsys):
     assert check_min_batch_size(lambda I: 7, verbose=False) is False
     assert capsys.readouterr().out == ""
     assert check_min_batch_size(lambda I: "eight") is False
+    assert "not a number" in capsys.readouterr().out
+    for text in (lambda I: str(math.ceil(math.exp(I))), lambda I: f"{math.ceil(math.exp(I))}"):
+        assert check_min_batch_size(text) is False  # the right number, as text
+        assert _flat(capsys.readouterr().out).count("not a number (text") == 6
+    assert check_min_batch_size(lambda I: True) is False  # a boolean is not a batch size
     assert "not a number" in capsys.readouterr().out
     assert check_min_batch_size(lambda I: 1 / 0) is False
     assert "raised ZeroDivisionError" in capsys.readouterr().out

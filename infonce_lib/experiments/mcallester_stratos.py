@@ -14,14 +14,21 @@ protocol evaluates once on :math:`N = 128` fresh pairs), measured and exact. Row
 The published figures, the Gaussians' dimension and :math:`N` are read from
 :data:`infonce_lib.MCALLESTER_STRATOS_TABLE1` (quoted, never typed here).
 
-Checks: the exact information rounds to the published value; in the last two rows, where
+Checks: where :math:`\rho` is read from the authors' code (0.5 and 0.9), the exact
+information rounds to the published value (for 0.25, chosen to reproduce the printed 4.13,
+that holds by construction and is reported, not checked); in the last two rows, where
 :math:`I \gg \ln N`, InfoNCE's mean is within 0.01 nats of :math:`\ln N` (saturation); the
-DoE estimate is within 3 standard errors plus 0.1 nats of the truth; and the measured
-standard deviation of an :math:`N`-pair DoE evaluation is within 5% of its exact value. That
-every InfoNCE batch is at most :math:`\ln N` holds by construction (a softmax probability is
-at most 1): the largest batch is reported, not checked. Nothing compares our DoE's error with
-theirs: ours averages many held-out pairs, theirs is one :math:`N`-pair evaluation, the best
-of 100 runs by distance to the truth.
+DoE estimate is within 4 standard errors of the truth, the standard error being that of an
+average over all the held-out pairs, from their pooled per-pair variance (not from the
+spread of the few repetitions, which is itself too uncertain to test with); and the
+measured standard deviation of an :math:`N`-pair DoE evaluation is within 5% of its exact
+value. The DoE check neglects the noise and bias of the fitted models, of order
+:math:`\sqrt{d}/n_{\mathrm{train}}` and :math:`d / n_{\mathrm{train}}` nats: it fails if
+they are not small against that standard error. That every InfoNCE batch is at most
+:math:`\ln N` holds by construction (a softmax probability is at most 1): the largest batch
+is reported, not checked. Nothing compares our DoE's error with theirs: ours averages many
+held-out pairs, theirs is one :math:`N`-pair evaluation, the best of 100 runs by distance
+to the truth.
 
 Examples
 --------
@@ -61,8 +68,8 @@ CHAPTER = "chapter 5"
 STREAM = 2020
 #: InfoNCE in the last two rows is within this many nats of ln N (saturation).
 SATURATION = 0.01
-#: The DoE estimate is within this many standard errors, plus DOE_SLACK nats, of the truth.
-DOE_SES, DOE_SLACK = 3.0, 0.1
+#: The DoE estimate is within this many standard errors (of its held-out average) of the truth.
+DOE_SES = 4.0
 #: The measured standard deviation of an N-pair DoE is within this fraction of the exact one.
 SD_TOLERANCE = 0.05
 
@@ -110,7 +117,12 @@ class Result:
     rows : tuple of dict
         Per :math:`\\rho`: ``rho``, ``dim``, ``batch_size``, ``true_information``,
         ``infonce_mean``, ``infonce_se``, ``infonce_sd`` (of one batch), ``infonce_max_batch``,
-        ``doe_mean``, ``doe_se``, ``doe_sd_at_n`` (the standard deviation of a DoE evaluated
+        ``doe_mean``, ``doe_se`` (the standard error of an average over all
+        ``n_test * repetitions`` held-out pairs: the pooled per-pair variance of
+        :math:`\\log q(y \\mid x) - \\log q(y)` over that number; the fitted models' own noise
+        is neglected), ``doe_se_repetitions`` (the standard error from the spread of the
+        repetitions' estimates, reported only: from so few repetitions it is itself very
+        uncertain), ``doe_sd_at_n`` (the standard deviation of a DoE evaluated
         on ``batch_size`` held-out pairs, models fixed: the per-pair standard deviation of
         :math:`\\log q(y \\mid x) - \\log q(y)` on the held-out pairs, pooled over the
         repetitions, over :math:`\\sqrt{N}`), ``doe_sd_at_n_exact`` (its value for the true
@@ -160,7 +172,8 @@ def _row(c: Config, r_idx: int, rho: float) -> dict:
         "infonce_sd": float(nce.std(ddof=1)),
         "infonce_max_batch": float(nce.max()),
         "doe_mean": float(doe.mean()),
-        "doe_se": float(doe.std(ddof=1) / math.sqrt(c.repetitions)),
+        "doe_se": math.sqrt(float(np.mean(pair_var)) / (nte * c.repetitions)),
+        "doe_se_repetitions": float(doe.std(ddof=1) / math.sqrt(c.repetitions)),
         "doe_sd_at_n": math.sqrt(float(np.mean(pair_var)) / k),
         "doe_sd_at_n_exact": abs(rho) * math.sqrt(d / k),
         "published_true_information": pub["true_information"],
@@ -203,7 +216,14 @@ def tables(r: Result) -> str:
             f"d = {d}, N = {k}, ln {k} = {r.ln_batch_size:.3f}.",
             f"InfoNCE: optimal critic, {c.n_batches} batches. DoE: coordinatewise Gaussian models,",
             f"{c.n_train} training and {c.n_test} held-out pairs, {c.repetitions} repetitions. "
-            "± one SE.",
+            "± one SE",
+            "(DoE: of the average over all held-out pairs).",
+            *(
+                f"rho = {row['rho']}: chosen to reproduce the printed true I, "
+                f"{row['published_true_information']} (not checked: it holds by construction)."
+                for n, row in enumerate(r.rows)
+                if not TABLE1.settings["rho_from_code"][n]
+            ),
         ]
     )
     return header + "\n\n" + text
@@ -216,13 +236,14 @@ def checks(r: Result) -> list[Check]:
     for r_idx, row in enumerate(r.rows):
         rho, truth = row["rho"], row["true_information"]
         published = row["published_true_information"]
-        out.append(
-            Check(
-                f"rho = {rho}: exact I rounds to the published {published}",
-                round(truth, 2) == published,
-                f"{truth:.6f}",
+        if TABLE1.settings["rho_from_code"][r_idx]:  # else rho was chosen to give it
+            out.append(
+                Check(
+                    f"rho = {rho} (the authors' code): exact I rounds to the published {published}",
+                    round(truth, 2) == published,
+                    f"{truth:.6f}",
+                )
             )
-        )
         if r_idx >= 1:
             gap = log_k - row["infonce_mean"]
             out.append(
@@ -232,12 +253,12 @@ def checks(r: Result) -> list[Check]:
                     f"ln {k} - mean = {gap:.2e}",
                 )
             )
-        err, tol = row["doe_mean"] - truth, DOE_SES * row["doe_se"] + DOE_SLACK
+        err, se = row["doe_mean"] - truth, row["doe_se"]
         out.append(
             Check(
-                f"rho = {rho}: DoE within {DOE_SES:g} SE + {DOE_SLACK} of I",
-                bool(abs(err) < tol),
-                f"DoE - I = {err:+.4f}, tol. {tol:.4f}",
+                f"rho = {rho}: DoE within {DOE_SES:g} SE of I",
+                bool(abs(err) < DOE_SES * se),
+                f"DoE - I = {err:+.4f} = {err / se:+.1f} SE",
             )
         )
         sd, exact = row["doe_sd_at_n"], row["doe_sd_at_n_exact"]

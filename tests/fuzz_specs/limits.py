@@ -1,4 +1,4 @@
-"""Fuzz specifications and valid extremes for the limits of chapter 4 (infonce_lib.limits).
+"""Fuzz specifications and valid extremes for the limits of chapter 5 (infonce_lib.limits).
 
 See tests/fuzzing.py for what a specification is and how to add one.
 """
@@ -35,12 +35,6 @@ def _doe_dims(n, same=False):
 
 def _rhos(rng, shape, dims):
     return rng.uniform(-0.99, 0.99, size=shape)
-
-
-def _batch_values(rng, shape, dims):
-    # InfoNCE values of batches of 4 with scores in a range of 2: within [a, log 4] for every
-    # batch_size >= 2 and score_range >= 0 the specification may try (0 <= v <= 0.6 < log 2).
-    return rng.uniform(0.0, 0.6, size=shape)
 
 
 def _x_cg_information(rho, dim=3):
@@ -184,26 +178,6 @@ SPECS: dict[str, tuple[Spec, ...]] = {
             ),
         )
         for model in ("full", "coordinatewise")
-    ),
-    "infonce_confidence_bound": (
-        Spec(
-            il.infonce_confidence_bound,
-            dict(
-                values=Arr(("n",), _batch_values),
-                batch_size=Num("int", 4, minimum=2),
-                score_range=Num("nonneg", 2.0),
-                delta=Num(POS, 0.05),
-            ),
-            dims=_sizes(n=(1, 5)),
-            bad=(
-                Bad(
-                    "a value above log K",
-                    lambda kw, d, r: {**kw, "values": np.append(kw["values"], math.log(4) + 0.1)},
-                    ("values",),
-                ),
-                Bad("delta of 1", lambda kw, d, r: {**kw, "delta": 1.0}, ("delta",)),
-            ),
-        ),
     ),
     "sample_binary_channel": (
         Spec(
