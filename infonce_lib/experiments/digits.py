@@ -103,7 +103,7 @@ class Config:
         Encoders per configuration (the medians and quartiles are over them).
     grid : tuple of (str, float or "learned")
         The (views, temperature) configurations at ``batch_size`` and ``steps``; views are
-        keys of :data:`VIEWS`. Default: both views times 0.05, 0.1, 0.2, 0.5 and "learned".
+        keys of the module's ``VIEWS``. Default: both views times 0.05, 0.1, 0.2, 0.5 and "learned".
     sizes, steps, batch_size, learning_rate, log_scale_learning_rate, compute_dtype
         Passed to :class:`~infonce_lib.TrainingConfig` (the log scale learns at 5e-2 so that
         a few hundred steps show where it goes).

@@ -156,8 +156,8 @@ def heldout_infonce(
 ) -> HeldOutBound:
     r"""InfoNCE of the critic :math:`\cos(g(a), g(b))/\tau` on view pairs of held-out images.
 
-    Each round shuffles ``images``, draws two independent views of each (:func:`~infonce_lib.
-    make_views`), embeds them with ``encoder`` and cuts the pairs into
+    Each round shuffles ``images``, draws two independent views of each
+    (:func:`~infonce_lib.make_views`), embeds them with ``encoder`` and cuts the pairs into
     :math:`\lfloor n / K \rfloor` batches of :math:`K` (leftover images skip the round).
     Each batch's value is :func:`~infonce_lib.infonce_at_beta` at :math:`\beta = 1/\tau`
     on :func:`~infonce_lib.cosine_scores` of the embeddings, with the views :math:`b` as
