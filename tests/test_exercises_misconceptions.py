@@ -29,7 +29,30 @@ def reader_density_by_hand(u, v, sigma):
     return gauss + np.sum(np.log(1 / (3 * np.abs(v) ** (2 / 3))), axis=1)
 
 
-@pytest.mark.parametrize("fn", [reader_density, reader_density_by_hand])
+def reader_density_float32(u, v, sigma):
+    # a careful single-precision version: float32 arrays throughout, log|v| written out
+    u32, v32, s32 = np.float32(u), np.float32(v), np.float32(sigma)
+    x, y = np.cbrt(u32), np.cbrt(v32)
+    d = u32.shape[1]
+    const = np.float32(-d / 2) * np.log(np.float32(2 * np.pi) * s32 * s32)
+    gauss = -np.sum(np.square(y - x), axis=1) / (np.float32(2) * s32 * s32) + const
+    jac = -np.sum(np.log(np.float32(3)) + np.float32(2 / 3) * np.log(np.abs(v32)), axis=1)
+    out = gauss + jac
+    assert out.dtype == np.float32
+    return out
+
+
+def reader_density_float32_scipy(u, v, sigma):
+    # float32 cube roots and scipy's normal log density, the Jacobian as -log(3 y^2)
+    x, y = np.cbrt(np.float32(u)), np.cbrt(np.float32(v))
+    jac = -np.log(np.float32(3) * y * y)
+    return np.sum(norm.logpdf(y, loc=x, scale=np.float32(sigma)).astype(np.float32) + jac, axis=1)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [reader_density, reader_density_by_hand, reader_density_float32, reader_density_float32_scipy],
+)
 def test_right_answers_pass(fn, capsys):
     assert ex.check_warped_log_density(fn) is True
     assert "All cases pass." in capsys.readouterr().out
@@ -64,6 +87,14 @@ HINTS = {
     "cubed again": ("one pair, d = 2, positive", "cubes u and v again"),
     "power one third": ("a negative patch, positive view", "u ** (1/3) of a negative"),
     "log without abs": ("a positive patch, negative view", "needs log|v|, not log v"),
+    "jacobian at v": ("one pair, d = 2, positive", "taken at v instead of"),
+    "jacobian of u and v": ("one pair, d = 2, positive", "Jacobian of u as well"),
+    "jacobian over the batch": ("8 pairs, d = 5", "summed over the whole array"),
+    "log 3 once": ("one pair, d = 2, positive", "-log 3 appears once per pair"),
+    "sigma as variance": ("one pair, d = 2, positive", "used as the variance"),
+    "constant without square": ("one pair, d = 2, positive", "instead of log(2 pi sigma^2)"),
+    "constant once": ("one pair, d = 2, positive", "appears once per pair"),
+    "mean over pixels": ("one pair, d = 2, positive", "averages over the pixels"),
 }
 
 
@@ -131,3 +162,93 @@ def test_starter_and_shape(capsys):
 
     assert ex.check_warped_log_density(total) is False
     assert "one value per pair" in capsys.readouterr().out
+
+
+# The mistakes as a reader writes them (not the library's list), each with the case that
+# must catch it first and words of the hint that names it.
+def _gauss(x, y, sigma, *, var=None, const=None, reduce=np.sum):
+    var = sigma**2 if var is None else var
+    d = x.shape[1]
+    const = -d / 2 * np.log(2 * np.pi * sigma**2) if const is None else const
+    return -reduce((y - x) ** 2, axis=1) / (2 * var) + const
+
+
+def reader_jacobian_at_v(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.sum(np.log(3 * v**2), axis=1)  # 3 t^2 at t = v
+
+
+def reader_both_jacobians(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    jac = -np.sum(np.log(3 * y**2), axis=1) - np.sum(np.log(3 * x**2), axis=1)
+    return _gauss(x, y, sigma) + jac
+
+
+def reader_batch_jacobian(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.sum(np.log(3 * y**2))  # no axis: one total
+
+
+def reader_log3_once(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.log(3) - np.sum(2 / 3 * np.log(np.abs(v)), axis=1)
+
+
+def reader_sigma_variance(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    d = u.shape[1]
+    gauss = _gauss(x, y, sigma, var=sigma, const=-d / 2 * np.log(2 * np.pi * sigma))
+    return gauss - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_constant_no_square(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    const = -u.shape[1] / 2 * np.log(2 * np.pi * sigma)
+    return _gauss(x, y, sigma, const=const) - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_constant_once(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    const = -0.5 * np.log(2 * np.pi * sigma**2)
+    return _gauss(x, y, sigma, const=const) - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_mean_pixels(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    per_pixel = -((y - x) ** 2) / (2 * sigma**2) - 0.5 * np.log(2 * np.pi * sigma**2)
+    return np.mean(per_pixel - np.log(3 * y**2), axis=1)
+
+
+READERS = {
+    reader_jacobian_at_v: "jacobian at v",
+    reader_both_jacobians: "jacobian of u and v",
+    reader_batch_jacobian: "jacobian over the batch",
+    reader_log3_once: "log 3 once",
+    reader_sigma_variance: "sigma as variance",
+    reader_constant_no_square: "constant without square",
+    reader_constant_once: "constant once",
+    reader_mean_pixels: "mean over pixels",
+}
+
+
+@pytest.mark.parametrize("fn", list(READERS), ids=lambda f: f.__name__)
+def test_a_readers_mistake_gets_the_hint_that_names_it(fn, capsys):
+    assert ex.check_warped_log_density(fn) is False
+    case, words = HINTS[READERS[fn]]
+    first = _failures(capsys.readouterr().out)[0]
+    assert first.startswith(f"FAIL  {case}:"), first
+    assert words in " ".join(first.split())
+
+
+def test_known_values_differ_on_every_case():
+    # every mistake is told apart from the right answer and from every other mistake
+    # on the first case that catches it
+    mistakes = ex.warped_density_mistakes()
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(8, 5))
+    u, v = x**3, (x + 0.6 * rng.normal(size=(8, 5))) ** 3
+    values = {k: f(u, v, 0.6) for k, f in mistakes.items() if "abs" not in k and "power" not in k}
+    keys = sorted(values)
+    for i, a in enumerate(keys):
+        for b in keys[:i]:
+            assert not np.allclose(values[a], values[b], rtol=1e-5, atol=1e-5), (a, b)

@@ -603,6 +603,18 @@ def test_efficiency_experiment_report():
         nce_efficiency.Config(nus=(0.0,), n_data=10, reps=2)
 
 
+def test_nce_error_at_nu_1_exceeds_its_first_order_value_at_t_d_1000():
+    # Chapter 1 says so: with 4,000 data sets of T_d = 1000, T_d times NCE's MSE at nu = 1
+    # lies above Theorem 3's first-order value by more than 2 standard errors (a
+    # finite-sample excess, about 5 %), as ML's exact error lies above its own.
+    config = nce_efficiency.Config(nus=(1.0,), n_data=1000, reps=4000, seed=11)
+    res = nce_efficiency.report(config).results
+    row = res["nu"][0]
+    assert row["nce_mse_T"] - row["nce_mse_T_asymptotic"] > 2 * row["nce_mse_T_se"]
+    assert row["nce_mse_T"] < 1.15 * row["nce_mse_T_asymptotic"]
+    assert res["ml_mse_T_exact"] > res["ml_mse_T_first_order"]
+
+
 # ---------------------------------------------------------------- the problem class
 
 

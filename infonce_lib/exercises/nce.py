@@ -69,8 +69,10 @@ _HINT_NOISE_SIGN = (
 )
 _HINT_G_SWAPPED = "G is log p_m - log p_n (model minus noise), not the other way round"
 _HINT_INNER_SIGN = (
-    "the sign inside logaddexp is flipped: log sigma(z) = -np.logaddexp(0, -z), with a minus "
-    "before z; -np.logaddexp(0, z) is log sigma(-z), so data and noise swap roles"
+    "data and noise swap roles: the data get log(1 - h) and the noise log h. Either the sign "
+    "inside logaddexp is flipped (log sigma(z) = -np.logaddexp(0, -z), with a minus before z; "
+    "-np.logaddexp(0, z) is log sigma(-z)), or the two terms are exchanged; J rewards h(x) "
+    "near 1 at the data and h(y) near 0 at the noise"
 )
 _HINT_POOLED = (
     "this divides by T_d + T_n; J divides the sum over all samples by T_d (per data sample)"
@@ -82,6 +84,23 @@ _HINT_OVERFLOW = (
     "log sigma(z) = -np.logaddexp(0, -z)"
 )
 _HINT_ROWS = "return one number, J, not one term per sample"
+_HINT_HALF = (
+    "this is J/2, the normalisation 1/(2T) of Gutmann & Hyvarinen's 2010 paper (nu = 1, "
+    "T_d = T_n = T); the exercise asks for J of their 2012 paper: the sum divided by T_d"
+)
+_HINT_BY_T_N = "this divides by T_n, the number of noise samples; J divides by T_d"
+_HINT_INVERSE_NU = (
+    "this uses 1/nu where nu belongs: nu = T_n / T_d is noise samples per data sample, the "
+    "posterior is sigma(G - log nu) and the noise term is weighted by nu"
+)
+_HINT_CLIP = (
+    "clipping (h into [eps, 1 - eps], or z into a range) changes the value where |G| is "
+    "large: log sigma(-800) is -800, not log eps; -np.logaddexp(0, -z) needs no clipping"
+)
+_HINT_LOG10 = "this uses log10; the objective is in natural logarithms (nats): np.log"
+#: The clipping a reader might use: h into [eps, 1 - eps], or z = G - log nu into [-c, c].
+_CLIP_EPS = (1e-7, 1e-8, 1e-10, 1e-12, 1e-15)
+_CLIP_Z = (20.0, 30.0, 50.0, 100.0, 500.0)
 _HINT_NONFINITE = (
     "J must be finite, and every G in this case is moderate: look for a log of 0, a 0 / 0 or "
     "inf - inf (log sigma(z) = -np.logaddexp(0, -z) never gives one)"
@@ -118,8 +137,30 @@ def _known(lm_x, ln_x, lm_y, ln_y, nu) -> list[tuple[float, str]]:
             _log_sigmoid(G_x + log_nu).mean() + nu * _log_sigmoid(-log_nu - G_y).mean(),
             _HINT_LOG_NU_SIGN,
         ),
+        (J / 2, _HINT_HALF),
+        ((right_x.sum() + right_y.sum()) / T_n, _HINT_BY_T_N),
+        (
+            _log_sigmoid(G_x + log_nu).mean() + _log_sigmoid(-log_nu - G_y).mean() / nu,
+            _HINT_INVERSE_NU,
+        ),
+        (J / math.log(10), _HINT_LOG10),
+        *((_clipped_h(G_x, G_y, log_nu, nu, eps), _HINT_CLIP) for eps in _CLIP_EPS),
+        *((_clipped_z(G_x, G_y, log_nu, nu, c), _HINT_CLIP) for c in _CLIP_Z),
     ]
     return _merged([(v, h) for v, h in known if not _close(v, J)])
+
+
+def _clipped_h(G_x, G_y, log_nu, nu, eps):
+    """J with h clipped into [eps, 1 - eps] before its logarithm."""
+    h_x = np.clip(np.exp(_log_sigmoid(G_x - log_nu)), eps, 1 - eps)
+    h_y = np.clip(np.exp(_log_sigmoid(G_y - log_nu)), eps, 1 - eps)
+    return float(np.log(h_x).mean() + nu * np.log(1 - h_y).mean())
+
+
+def _clipped_z(G_x, G_y, log_nu, nu, c):
+    """J with z = G - log nu clipped into [-c, c] before log sigma."""
+    z_x, z_y = np.clip(G_x - log_nu, -c, c), np.clip(G_y - log_nu, -c, c)
+    return float(_log_sigmoid(z_x).mean() + nu * _log_sigmoid(-z_y).mean())
 
 
 def _merged(known: list[tuple[float, str]]) -> list[tuple[float, str]]:
@@ -129,7 +170,8 @@ def _merged(known: list[tuple[float, str]]) -> list[tuple[float, str]]:
     for value, hint in known:
         for v, hints in out:
             if _close(v, value):
-                hints.append(hint)
+                if hint not in hints:  # two clippings can agree: one hint suffices
+                    hints.append(hint)
                 break
         else:
             out.append((value, [hint]))
@@ -236,8 +278,13 @@ def check_nce_objective(fn: Callable, *, verbose: bool = True) -> bool:
     ``logaddexp`` do when :math:`\nu = 1`, the hint names both): ``log nu`` left out of the
     posterior or with the wrong sign, the noise term not weighted by :math:`\nu`, the noise
     term written with :math:`\log h` instead of :math:`\log(1 - h)`, :math:`G` taken as
-    noise minus model, ``-np.logaddexp(0, z)`` for :math:`\log\sigma(z)`, a division by
-    :math:`T_d + T_n` or none at all, minus :math:`J`, and one term per sample returned. An
+    noise minus model, ``-np.logaddexp(0, z)`` for :math:`\log\sigma(z)` (the roles of
+    data and noise swapped, which gives the same value), a division by
+    :math:`T_d + T_n`, by :math:`2 T_d` (the 2010 paper's :math:`1/(2T)`, :math:`J/2` at
+    :math:`\nu = 1`), by :math:`T_n` or not at all, :math:`1/\nu` in place of :math:`\nu`,
+    :math:`h` clipped into :math:`[\epsilon,
+    1 - \epsilon]` or :math:`G - \log\nu` clipped into a range (for common choices of the
+    bounds), base-10 logarithms, minus :math:`J`, and one term per sample returned. An
     infinite or NaN answer always gets a hint: the overflow of a computed :math:`\sigma` on
     the cases with large :math:`|G|`, a log of 0 or 0/0 on the others. A value passes within
     2e-6 relative (1e-9 absolute) of :func:`~infonce_lib.nce_objective`, so a careful
@@ -366,6 +413,43 @@ def _per_sample(lm_x, ln_x, lm_y, ln_y, nu=1.0):
     return np.concatenate([_log_sigmoid(G_x - a), _log_sigmoid(a - G_y)])
 
 
+def _half_j(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    # the 2010 paper's 1/(2T), written for any nu as 1/(2 T_d)
+    return float((_log_sigmoid(G_x - a).sum() + _log_sigmoid(a - G_y).sum()) / (2 * G_x.size))
+
+
+def _by_t_n(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float((_log_sigmoid(G_x - a).sum() + _log_sigmoid(a - G_y).sum()) / G_y.size)
+
+
+def _inverse_nu(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    return _right(lm_x, ln_x, lm_y, ln_y, 1.0 / nu)  # nu read as T_d / T_n
+
+
+def _clip_h(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    return _clipped_h(G_x, G_y, math.log(nu), nu, 1e-12)
+
+
+def _clip_z(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    return _clipped_z(G_x, G_y, math.log(nu), nu, 500.0)
+
+
+def _log10(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    return _right(lm_x, ln_x, lm_y, ln_y, nu) / math.log(10)
+
+
+def _roles_swapped(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
+    a = math.log(nu)
+    return float((_log_sigmoid(a - G_x).sum() + _log_sigmoid(G_y - a).sum()) / G_x.size)
+
+
 def _right(lm_x, ln_x, lm_y, ln_y, nu=1.0):
     G_x, G_y = _parts(lm_x, ln_x, lm_y, ln_y)
     a = math.log(nu)
@@ -373,7 +457,7 @@ def _right(lm_x, ln_x, lm_y, ln_y, nu=1.0):
 
 
 def nce_objective_mistakes() -> dict[str, Callable]:
-    r"""Eleven deliberately wrong NCE objectives, one per usual mistake.
+    r"""Eighteen deliberately wrong NCE objectives, one per usual mistake.
 
     Each has the exercise's signature ``(lm_x, ln_x, lm_y, ln_y, nu=1.0) -> float`` and is
     right except for one thing:
@@ -393,7 +477,18 @@ def nce_objective_mistakes() -> dict[str, Callable]:
       :math:`|G|`;
     - ``"sigma as exp(G) / (exp(G) + nu)"``: the posterior written with the densities
       themselves, which gives ``inf / inf = NaN`` for large :math:`G`;
-    - ``"per-sample output"``: returns the :math:`T_d + T_n` terms.
+    - ``"per-sample output"``: returns the :math:`T_d + T_n` terms;
+    - ``"J / 2, the 2010 normalisation"``: the sum divided by :math:`2 T_d`, Gutmann &
+      Hyvärinen's (2010) :math:`1/(2T)` at :math:`\nu = 1` (there the same value as
+      ``"mean over all samples"``);
+    - ``"divided by T_n"``: the sum divided by the number of noise samples;
+    - ``"1/nu in place of nu"``: :math:`\nu` read as :math:`T_d / T_n`, in the posterior
+      and in the weight of the noise term;
+    - ``"h clipped to [1e-12, 1 - 1e-12]"`` and ``"z clipped to [-500, 500]"``: finite, but
+      wrong where :math:`|G|` is large;
+    - ``"log10"``: the objective in base-10 logarithms;
+    - ``"data and noise swapped"``: :math:`\log(1 - h)` at the data and :math:`\log h` at
+      the noise (the same value as ``"sign inside logaddexp flipped"``, and the same hint).
 
     Returns
     -------
@@ -420,4 +515,11 @@ def nce_objective_mistakes() -> dict[str, Callable]:
         "log of a computed sigma": _log_of_sigma,
         "sigma as exp(G) / (exp(G) + nu)": _exp_ratio,
         "per-sample output": _per_sample,
+        "J / 2, the 2010 normalisation": _half_j,
+        "divided by T_n": _by_t_n,
+        "1/nu in place of nu": _inverse_nu,
+        "h clipped to [1e-12, 1 - 1e-12]": _clip_h,
+        "z clipped to [-500, 500]": _clip_z,
+        "log10": _log10,
+        "data and noise swapped": _roles_swapped,
     }
