@@ -17,7 +17,7 @@ member              needs                       what it is
 ==================  ==========================  ========================================
 Barber–Agakov       a density :math:`q(y|x)`    lower bound (needs :math:`h(Y)` known)
                     and :math:`h(Y)`
-DV / MINE           a critic                    bound in expectation only with the true
+DV (MINE's bound)   a critic                    bound in expectation only with the true
                                                 normaliser; the batch value is biased up
 NWJ                 a critic                    lower bound, unbiased, high variance
 TUBA                a critic and a baseline     lower bound, unbiased, high variance
@@ -25,7 +25,8 @@ TUBA                a critic and a baseline     lower bound, unbiased, high vari
 JS                  a critic (trained on the    lower bound (NWJ of :math:`1 + f`); the
                     JS objective)               training objective bounds JS, not I
 InfoNCE             a critic                    lower bound, at most :math:`\log K`
-:math:`I_\alpha`    a critic and a baseline     lower bound, at most :math:`\log(K/\alpha)`
+:math:`I_\alpha`    a critic and a baseline     lower bound, each batch at most
+                                                :math:`1 + \log((K-1)/\alpha)`
 ==================  ==========================  ========================================
 """
 
