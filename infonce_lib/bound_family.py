@@ -392,7 +392,7 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 
     (batch index :math:`b` dropped). It is a lower bound for every critic and baseline.
     For :math:`\alpha > 0` each batch value is at most :math:`1 + \log((K-1)/\alpha)`
-    (Poole et al. bound it by :math:`\log(K/\alpha)`), so a small :math:`\alpha` lifts
+    (:func:`~infonce_lib.interpolated_bound_cap`), so a small :math:`\alpha` lifts
     InfoNCE's ceiling of :math:`\log K` while the batch average still tames the
     exponential term. At :math:`\alpha = 1` the second term is exactly 1 and :math:`I_1`
     is InfoNCE with :math:`K - 1` candidates averaged over the held-out pair; at

@@ -127,8 +127,8 @@ def interpolated_bound_cap(batch_size: int, alpha: float) -> float:
         I_\alpha \le 1 + \log \frac{K-1}{\alpha},
 
     and the cap is approached (not reached) by a batch whose positives score far above both
-    the negatives and :math:`\log q`. It is not Poole et al.'s :math:`\log(K/\alpha)`,
-    which is below it by :math:`1 + \log(1 - 1/K)`.
+    the negatives and :math:`\log q`. It is above :math:`\log(K/\alpha)` (what InfoNCE's
+    :math:`\log K` would suggest) by :math:`1 + \log(1 - 1/K)`.
 
     Parameters
     ----------
