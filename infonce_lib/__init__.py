@@ -13,6 +13,7 @@ wait for them (``tests/test_layout.py`` keeps it so).
 
 from . import (
     bound_family,
+    bound_family_exact,
     bounds,
     caps,
     confidence,
@@ -41,6 +42,7 @@ from . import (
     warped_patches,
 )
 from .bound_family import *  # noqa: F403
+from .bound_family_exact import *  # noqa: F403
 from .bounds import *  # noqa: F403
 from .caps import *  # noqa: F403
 from .confidence import *  # noqa: F403
@@ -101,7 +103,8 @@ SEED_VARIABLE = seeding.SEED_VARIABLE
 #: The modules whose public names make up the package namespace, in the order of the book.
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
-    _exercises_bounds, gaussian, patches, bound_family, critics, optim, _exercises_bound_family,
+    _exercises_bounds, gaussian, patches, bound_family, bound_family_exact,
+    critics, optim, _exercises_bound_family,
     doe, limits, confidence, _exercises_limits, hypersphere, convergence, caps, temperature,
     margin_losses, _exercises_temperature, warped_patches, readouts, _exercises_misconceptions,
     *training.MODULES, _exercises_training, published, report, seeding,

@@ -17,7 +17,7 @@ member              needs                       what it is
 ==================  ==========================  ========================================
 Barber–Agakov       a density :math:`q(y|x)`    lower bound (needs :math:`h(Y)` known)
                     and :math:`h(Y)`
-DV / MINE           a critic                    bound in expectation only with the true
+DV (MINE's bound)   a critic                    bound in expectation only with the true
                                                 normaliser; the batch value is biased up
 NWJ                 a critic                    lower bound, unbiased, high variance
 TUBA                a critic and a baseline     lower bound, unbiased, high variance
@@ -25,7 +25,8 @@ TUBA                a critic and a baseline     lower bound, unbiased, high vari
 JS                  a critic (trained on the    lower bound (NWJ of :math:`1 + f`); the
                     JS objective)               training objective bounds JS, not I
 InfoNCE             a critic                    lower bound, at most :math:`\log K`
-:math:`I_\alpha`    a critic and a baseline     lower bound, at most :math:`\log(K/\alpha)`
+:math:`I_\alpha`    a critic and a baseline     lower bound, each batch at most
+                                                :math:`1 + \log((K-1)/\alpha)`
 ==================  ==========================  ========================================
 """
 
@@ -391,7 +392,7 @@ def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
 
     (batch index :math:`b` dropped). It is a lower bound for every critic and baseline.
     For :math:`\alpha > 0` each batch value is at most :math:`1 + \log((K-1)/\alpha)`
-    (Poole et al. bound it by :math:`\log(K/\alpha)`), so a small :math:`\alpha` lifts
+    (:func:`~infonce_lib.interpolated_bound_cap`), so a small :math:`\alpha` lifts
     InfoNCE's ceiling of :math:`\log K` while the batch average still tames the
     exponential term. At :math:`\alpha = 1` the second term is exactly 1 and :math:`I_1`
     is InfoNCE with :math:`K - 1` candidates averaged over the held-out pair; at

@@ -370,19 +370,30 @@ POOLE_STAIRCASE = PublishedSettings(
         "batch_size": 64,
         "levels": (2.0, 4.0, 6.0, 8.0, 10.0),
         "steps_per_level": 4000,
+        "critic": "concat",
+        "hidden_layers": 2,
+        "hidden_width": 256,
+        "learning_rate": 5e-4,
     },
     where={
         "dim": "section 4 and Fig. 2 (the dataset of the staircase)",
         "batch_size": "section 4 and Fig. 2",
         "levels": "Fig. 2 (the true information, stepped over training)",
         "steps_per_level": "the authors' Colab (20000 iterations over the five levels)",
+        "critic": "the authors' Colab (critic_type = 'concat': one MLP of [x, y]; "
+        "'separable' is its alternative)",
+        "hidden_layers": "the authors' Colab (critic_params: layers 2, ReLU)",
+        "hidden_width": "the authors' Colab (critic_params: hidden_dim 256)",
+        "learning_rate": "the authors' Colab (opt_params: Adam, learning_rate 5e-4)",
     },
     checked=(
         "the authors' Colab, github.com/google-research/google-research, vbmi/vbmi_demo.ipynb "
         "(data_params: dim 20, batch_size 64; mi_schedule rounds a linspace over the "
         "iterations to 2, 4, 6, 8, 10 nats; opt_params: 20000 iterations, so 4000 per "
-        "level); the paper's own text was not in the stored copies that search reaches "
-        "(only its abstract), so the section and figure are the book's reading of the paper"
+        "level, learning rate 5e-4; critic_params: 2 layers of 256 ReLU units, embed_dim 32 "
+        "(used by the separable critic only); critic_type 'concat'); the paper's own text "
+        "was not in the stored copies that search reaches (only its abstract), so the "
+        "section and figure are the book's reading of the paper"
     ),
 )
 
