@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from ._validation import (
+    as_array,
     as_generator,
     as_int,
     as_positive_scalar,
@@ -60,8 +61,11 @@ TEMPERATURE_RANGE = (1e-4, 1e4)
 
 
 def _temperatures(temperature, name: str) -> tuple[np.ndarray, bool]:
-    """Finite positive temperatures as a float64 array, and whether a scalar was given."""
-    if np.ndim(temperature) == 0:
+    """Finite positive temperatures as a float64 array, and whether a scalar was given.
+
+    A ragged list raises ``as_array``'s ValueError naming ``name`` (``np.ndim`` would raise
+    NumPy's own message, which names no argument)."""
+    if as_array(temperature, name).ndim == 0:
         return np.array([as_positive_scalar(temperature, name)]), True
     t = as_real_array(temperature, name)
     if (t <= 0).any():
@@ -408,8 +412,8 @@ def mean_gap_cap(batch_size: int, temperature, mean_gap):
     """
     K = as_int(batch_size, "batch_size", minimum=2)
     t, t_scalar = _temperatures(temperature, "temperature")
-    g_scalar = np.ndim(mean_gap) == 0
     g = as_real_array(mean_gap, "mean_gap")
+    g_scalar = g.ndim == 0
     if t_scalar:
         t = t.reshape(())
     try:

@@ -349,7 +349,11 @@ MOCO_SETTINGS = PublishedSettings(
     citation="he2020moco",
     values={"temperature": 0.07, "queue_length": 65536, "momentum": 0.999, "dim": 128},
     where={
-        "temperature": "section 3.3, Technical details ('set as 0.07 [61]', [61] = Wu et al.)",
+        "temperature": (
+            "section 3.3, Technical details ('set as 0.07 [61]', [61] = Wu et al.); the same "
+            "value is the default of the --nce-t option ('temperature parameter for softmax') "
+            "of main.py in Wu et al.'s released code, github.com/zhirongw/lemniscate.pytorch"
+        ),
         "queue_length": "section 4.1, Comparison with previous results",
         "momentum": "section 4.1, Comparison with previous results",
         "dim": "section 3.3, Technical details ('128-D [61]')",

@@ -376,10 +376,17 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
     :math:`\beta = 0` on (best :math:`\tau \to \infty`); if :math:`T = 0` it rises for ever
     (best :math:`\tau \to 0`). A beaten positive alone is not enough: the scores
     ``[[0, 0.5], [0.1, 0.2]]`` have one (:math:`T = 0.25`) but :math:`\bar g = -0.2`. These
-    two slopes are the first-order terms of Wang & Liu's (2021, eqs. 6 and 7) limits of the
-    loss as :math:`\tau \to 0^+` (a triplet loss on the nearest negative) and
-    :math:`\tau \to \infty` (a loss linear in the scores). On the interval, the answer is an
-    end exactly when the slope there points outwards, and ``at_end`` says so.
+    two slopes are the first-order terms of Wang & Liu's (2021) limits of the loss as
+    :math:`\tau \to 0^+` (a triplet loss on the nearest negative) and :math:`\tau \to \infty`
+    (a loss linear in the scores). On the interval, the answer is an end exactly when the
+    slope there points outwards (not positive at ``low``, not negative at ``high``), and
+    ``at_end`` says so. That is a statement about the interval, not only about
+    :math:`\bar g` and :math:`T`: with :math:`\bar g > 0` and :math:`T > 0` the maximiser
+    exists but may lie outside it. Dividing every score by :math:`c` multiplies
+    :math:`\beta^\star` by :math:`c` (:math:`\beta` enters only through :math:`\beta S`), so
+    scores that all differ by little have a large :math:`\beta^\star`: the interior example
+    below, divided by 3000, has :math:`\beta^\star \approx 2.0 \times 10^4`, and on the
+    default interval ``at_end`` is True with a positive slope at 500.
 
     Parameters
     ----------
@@ -418,6 +425,16 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
     >>> best = best_temperature(S)
     >>> round(best.beta, 4), abs(best.slope) < 1e-9, best.at_end
     (6.7627, True, False)
+
+    The same scores divided by 3000: the same signs of :math:`\bar g` and :math:`T`, but the
+    maximiser lies beyond the default interval, and a wider one finds it:
+
+    >>> far = best_temperature(S / 3000)
+    >>> far.beta, far.at_end, far.slope > 0
+    (500.0, True, True)
+    >>> wide = best_temperature(S / 3000, (0.5, 1e5))
+    >>> round(wide.beta / best.beta), wide.at_end
+    (3000, False)
 
     A beaten positive but a negative mean gap: the bound falls from the start, and the answer
     is the lower end:

@@ -26,6 +26,8 @@ from infonce_lib import (
     infonce_at_beta,
     infonce_bound,
     maximise_infonce_over_unit_embeddings,
+    mean_gap_cap,
+    population_cosine_cap,
 )
 from infonce_lib.caps import _minus_infonce_on_spheres
 from tests.conftest import scaled_examples
@@ -159,6 +161,22 @@ def test_extreme_temperatures_finite_without_warnings():
 def test_bad_input(K, tau, error, needle):
     with pytest.raises(error, match=needle):
         attainable_cosine_cap(K, tau)
+
+
+@pytest.mark.parametrize(
+    ("fn", "name"),
+    [
+        (cosine_cap, "tau"),
+        (attainable_cosine_cap, "temperature"),
+        (population_cosine_cap, "temperature"),
+        (lambda K, t: mean_gap_cap(K, t, 1.0), "temperature"),
+        (lambda K, g: mean_gap_cap(K, 0.5, g), "mean_gap"),
+    ],
+)
+def test_a_ragged_list_is_refused_naming_the_argument(fn, name):
+    # NumPy's own "inhomogeneous shape" error names no argument; the library's does
+    with pytest.raises(ValueError, match=f"^{name} must be a rectangular array"):
+        fn(8, [[0.1, 0.2], [0.3]])
 
 
 # ---------------------------------------------------------------- the proof, step by step

@@ -71,6 +71,19 @@ CAP_WRONG = {
         lambda K, tau: math.log(K) - math.log((K - 1) * math.exp(-K / ((K - 1) * tau))),
         "the 1 is missing",
     ),
+    "min(log K, 1/tau)": (lambda K, tau: min(math.log(K), 1 / tau), "min(log K, 1/tau)"),
+    "log10": (
+        lambda K, tau: math.log10(K) - math.log10(1 + (K - 1) * math.exp(-K / ((K - 1) * tau))),
+        "decimal digits",
+    ),
+    "log(K - 1) for log K": (
+        lambda K, tau: _cap(K, tau, K / (K - 1), K - 1) - math.log(K) + math.log(K - 1),
+        "the first term is log(K - 1)",
+    ),
+    "K - 1 in place of K": (
+        lambda K, tau: _cap(K - 1, tau, (K - 1) / (K - 2), K - 2),
+        "the cap for K - 1 pairs",
+    ),
     "overflow (math.exp raises)": (
         lambda K, tau: math.log(
             K * math.exp(K / ((K - 1) * tau)) / (math.exp(K / ((K - 1) * tau)) + K - 1)
@@ -142,6 +155,16 @@ def curvature_right_pairwise(S, beta):
     return -total / len(S)
 
 
+def curvature_right_float32(S, beta):
+    # a careful single-precision answer: shifted softmax and centred variance, all in float32
+    S = np.asarray(S, dtype=np.float32)
+    L = np.float32(beta) * S
+    P = np.exp(L - L.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    m = (P * S).sum(axis=1, keepdims=True)
+    return -float(np.mean((P * (S - m) ** 2).sum(axis=1)))
+
+
 def _softmax_stable(L, axis):
     E = np.exp(L - L.max(axis=axis, keepdims=True))
     return E / E.sum(axis=axis, keepdims=True)
@@ -181,6 +204,10 @@ CURVATURE_WRONG = {
         "derivative in tau",
     ),
     "unweighted variance": (lambda S, b: -float(np.var(S, axis=1).mean()), "plain variances"),
+    "variance of the logits": (
+        lambda S, b: -float(_var(_softmax_stable(b * S, 1), b * S).mean()),
+        "variance of the logits",
+    ),
 }
 
 
@@ -201,7 +228,7 @@ def curvature_finite_difference(S, beta, step=0.05):
     return (_bound(S, beta + h) - 2 * _bound(S, beta) + _bound(S, beta - h)) / h**2
 
 
-@pytest.mark.parametrize("fn", [curvature_right, curvature_right_pairwise])
+@pytest.mark.parametrize("fn", [curvature_right, curvature_right_pairwise, curvature_right_float32])
 def test_curvature_right_answers_pass(fn, capsys):
     assert ex.check_infonce_curvature(fn) is True
     out = capsys.readouterr().out
@@ -224,6 +251,34 @@ def test_curvature_tiny_case_rejects_zero_and_the_wrong_sign():
     assert beta == 1000.0 and -1e-5 < want < 0  # tiny, yet checked relatively
     for wrong in (0.0, -want, 0.5 * want):
         assert ex.check_infonce_curvature(lambda s, b, w=wrong: w, verbose=False) is False
+
+
+def test_curvature_cases_keep_the_scale_mistakes_apart():
+    # beta^2 = K would make the variance of the logits (beta^2 times the answer) equal the
+    # sum over rows (K times it): no case may have that coincidence
+    for S, beta in ex._curvature_batches():
+        assert not math.isclose(beta**2, len(S), rel_tol=1e-3)
+
+
+def test_curvature_tolerance_is_loose_only_where_float32_needs_it():
+    rtols = [
+        ex._curvature_rtol(S, b, ex.infonce_beta_derivatives(S[None], b).second[0])
+        for S, b in ex._curvature_batches()
+    ]
+    assert rtols[0] < 2e-6 and rtols[1] < 2e-5 and 1e-5 < rtols[2] < 1e-2
+
+
+def curvature_uncentred_float32(S, beta):
+    # single precision without centring: the difference of two close numbers loses digits
+    S = np.asarray(S, dtype=np.float32)
+    P = softmax(np.float32(beta) * S, axis=1).astype(np.float32)
+    m = (P * S).sum(axis=1)
+    return -float(np.mean((P * S**2).sum(axis=1) - m**2))
+
+
+def test_an_uncentred_float32_answer_fails(capsys):
+    assert ex.check_infonce_curvature(curvature_uncentred_float32) is False
+    assert "FAIL" in capsys.readouterr().out
 
 
 def test_a_coarse_finite_difference_is_right_but_imprecise(capsys):
@@ -290,6 +345,32 @@ LIMIT_WRONG = {
         ),
         "a hinge for every negative",
     ),
+    "diagonal masked with 0": (
+        lambda S: float(
+            np.mean(np.maximum(0, (S * (1 - np.eye(len(S)))).max(axis=1) - np.diag(S)))
+        ),
+        "masked with 0",
+    ),
+    "mean over the beaten rows": (
+        lambda S: float(np.mean([m for m in np.maximum(0, _hardest(S) - np.diag(S)) if m > 0])),
+        "beaten rows only",
+    ),
+    "divided by K - 1": (
+        lambda S: float(np.sum(np.maximum(0, _hardest(S) - np.diag(S))) / (len(S) - 1)),
+        "divides by K - 1",
+    ),
+    "easiest negative": (
+        lambda S: float(np.mean(np.maximum(0, (S + 9 * np.eye(len(S))).min(axis=1) - np.diag(S)))),
+        "easiest negative",
+    ),
+    "squared hinge": (
+        lambda S: float(np.mean(np.maximum(0, _hardest(S) - np.diag(S)) ** 2)),
+        "hinge is squared",
+    ),
+    "hardest of the whole batch": (
+        lambda S: float(np.mean(np.maximum(0, S[~np.eye(len(S), dtype=bool)].max() - np.diag(S)))),
+        "of the whole batch",
+    ),
 }
 
 
@@ -298,7 +379,7 @@ def limit_nan_mask(S):
     return float(np.mean(np.maximum(0, N.max(axis=1) - np.diag(S))))
 
 
-def limit_at_small_tau(S, tau=1e-3):
+def limit_at_small_tau(S, tau=1e-2):
     return float(np.mean(tau * logsumexp(S / tau, axis=1) - np.diag(S)))
 
 
@@ -339,6 +420,10 @@ EXPECTED_HINTS = {
     "cap: upper bound": "simple upper bound",
     "cap: positive's term missing": "the 1 is missing",
     "cap: overflow": "exp overflowed",
+    "cap: simple bound 1/tau": "min(log K, 1/tau)",
+    "cap: log10": "decimal digits",
+    "cap: log(K - 1)": "the first term is log(K - 1)",
+    "cap: K - 1 for K": "the cap for K - 1 pairs",
     "curvature: sign flipped": "sign is flipped",
     "curvature: uncentred": "weighted mean of S^2",
     "curvature: sum over rows": "sum over rows",
@@ -347,6 +432,7 @@ EXPECTED_HINTS = {
     "curvature: negatives only": "only the negatives",
     "curvature: derivative in tau": "derivative in tau",
     "curvature: unweighted variance": "plain variances",
+    "curvature: variance of the logits": "variance of the logits",
     "limit: no hinge": "hinge is missing",
     "limit: mean negative": "mean negative",
     "limit: sign flipped": "sign is flipped",
@@ -354,6 +440,12 @@ EXPECTED_HINTS = {
     "limit: per-row output": "not one per row",
     "limit: column-wise hardest": "taken down a column",
     "limit: every negative": "a hinge for every negative",
+    "limit: diagonal masked with 0": "masked with 0",
+    "limit: mean over beaten rows": "beaten rows only",
+    "limit: divided by K - 1": "divides by K - 1",
+    "limit: easiest negative": "easiest negative",
+    "limit: squared hinge": "hinge is squared",
+    "limit: batch-wide hardest": "of the whole batch",
 }
 
 

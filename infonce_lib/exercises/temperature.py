@@ -15,13 +15,12 @@ Each checker runs the reader's function on a few cases, prints one line per case
 FAIL with what was expected and, when the wrong answer matches a known mistake, what the
 mistake is), and returns True when all pass. Every case is built so that each recognised
 mistake gives a value of its own there; answers are compared to 1e-6 relative with no
-absolute slack, so a float32 computation passes while 0 or the wrong sign of a tiny value
-does not, and an answer right to a few digits only is told so. A function that raises
-``NotImplementedError`` (the starter cell) gets "Not attempted yet" and ``False``, without
-an exception.
-:func:`temperature_mistakes` returns the recognised mistakes as functions, so the checkers can
-be tested against them.
-"""
+absolute slack (looser only where a careful float32 computation cannot reach 1e-6: see
+:func:`check_infonce_curvature`), so a float32 computation passes while 0 or the wrong sign
+of a tiny value does not, and an answer right to a few digits only is told so. A function
+that raises ``NotImplementedError`` (the starter cell) gets "Not attempted yet" and
+``False``, without an exception. :func:`temperature_mistakes` returns the recognised
+mistakes as functions, so the checkers can be tested against them."""
 
 from __future__ import annotations
 
@@ -52,7 +51,7 @@ _IMPRECISE_RTOL = 1e-2
 #: The cases of the cap checker: each pairs a temperature at which every usual mistake gives
 #: a distinct value with one at which exp(+a) overflows (there every exp(-a) form, right or
 #: wrong, is log K to the last bit: that temperature tests finiteness only).
-_CAP_CASES = ((8, (1.0, 1e-3)), (256, (1.0, 0.25)), (3, (0.5, 4.0)), (16, (0.25, 2e-3)))
+_CAP_CASES = ((8, (1.0, 1e-3)), (256, (1.0, 0.25)), (3, (0.5, 4.0)), (16, (0.5, 2e-3)))
 
 
 def _cap_with(K: int, tau: float, gap: float, negatives: float, scale: float = 1.0) -> float:
@@ -71,6 +70,10 @@ def _cap_mistakes(K: int, tau: float) -> dict[str, float]:
         "bits": _cap_with(K, tau, g, K - 1, scale=1 / math.log(2)),
         "upper bound": min(math.log(K), g / tau),
         "positive's term missing": math.log(K) - math.log(K - 1) + g / tau,
+        "simple bound 1/tau": min(math.log(K), 1 / tau),
+        "log10": _cap_with(K, tau, g, K - 1, scale=1 / math.log(10)),
+        "log(K - 1)": math.log(K - 1) - math.log1p((K - 1) * math.exp(-g / tau)),
+        "K - 1 for K": _cap_with(K - 1, tau, (K - 1) / (K - 2), K - 2),
     }
 
 
@@ -101,6 +104,21 @@ _CAP_HINTS = {
         "the 1 is missing: the positive's own term, e^0 = 1 after dividing by it, stays in "
         "the softmax's denominator, log(1 + (K-1) exp(-a))"
     ),
+    "simple bound 1/tau": (
+        "this is min(log K, 1/tau), the bound the cap never exceeds (its large-K limit), "
+        "not the cap"
+    ),
+    "log10": (
+        "this is in decimal digits (log10); the book works in nats (natural logarithms, math.log)"
+    ),
+    "log(K - 1)": (
+        "the first term is log(K - 1); the bound is log K minus the log of the denominator "
+        "(K candidates: the positive and K - 1 negatives)"
+    ),
+    "K - 1 for K": (
+        "this is the cap for K - 1 pairs: K counts every candidate, the positive included, so "
+        "a batch of K pairs has K - 1 negatives and the gap K/(K-1)"
+    ),
 }
 
 
@@ -125,17 +143,18 @@ def check_attainable_cap(fn: Callable, *, verbose: bool = True) -> bool:
 
     (:func:`~infonce_lib.attainable_cosine_cap`). Each of the four cases calls ``fn`` at one
     :math:`K` and two temperatures and compares both answers: one temperature at which every
-    recognised mistake gives its own value, and one of
-    :math:`(K, \tau) = (8, 10^{-3})`, :math:`(256, 0.25)`, :math:`(3, 4)` or
-    :math:`(16, 2 \times 10^{-3})`; at :math:`\tau = 10^{-3}` the exponent is about
-    :math:`-1000`, so a formula that forms :math:`e^{+1000}` overflows, while every form
-    with :math:`e^{-a}` gives :math:`\log K` to the last bit. Recognised mistakes: the
-    score-range gap 2, the population cap's gap 1 (a right answer to another question, and
-    said so), a gap of :math:`(K-1)/K`, :math:`\tau` multiplied, :math:`K` negatives,
-    :math:`\log K` left out, bits instead of nats, the upper bound
-    :math:`\min(\log K, K/((K-1)\tau))` in place of the cap, the positive's term 1 left out
-    of the denominator, and (by its NaN, infinity or ``OverflowError``) an overflowing
-    :math:`e^{+a}`.
+    recognised mistake gives its own value, and one of :math:`(K, \tau) = (8, 10^{-3})`,
+    :math:`(256, 0.25)`, :math:`(3, 4)` or :math:`(16, 2 \times 10^{-3})`; at :math:`\tau =
+    10^{-3}` the exponent is about :math:`-1000`, so a formula that forms :math:`e^{+1000}`
+    overflows, while every form with :math:`e^{-a}` gives :math:`\log K` to the last bit.
+    Recognised mistakes: the score-range gap 2, the population cap's gap 1 (a right answer
+    to another question, and said so), a gap of :math:`(K-1)/K`, :math:`\tau` multiplied,
+    :math:`K` negatives, :math:`\log K` left out, bits instead of nats, the upper bound
+    :math:`\min(\log K, K/((K-1)\tau))` in place of the cap, or its large-:math:`K` form
+    :math:`\min(\log K, 1/\tau)`, the positive's term 1 left out of the denominator, decimal
+    logarithms (``log10``), :math:`\log(K-1)` in place of :math:`\log K`, the cap for
+    :math:`K - 1` pairs (:math:`K - 1` in place of :math:`K` throughout), and (by its NaN,
+    infinity or ``OverflowError``) an overflowing :math:`e^{+a}`.
 
     Parameters
     ----------
@@ -221,6 +240,7 @@ def _curvature_variants(S: np.ndarray, beta: float) -> dict[str, float]:
         "negatives only": float(-_weighted_var(Q, S).mean()),
         "in tau": float(-var.mean() * beta**4 + 2 * beta**3 * first),
         "unweighted": float(-S.var(axis=1).mean()),
+        "logits": float(-(beta**2) * var.mean()),
     }
 
 
@@ -244,7 +264,26 @@ _CURVATURE_HINTS = {
         "these are the plain variances of the rows (the curvature at beta = 0); weight each "
         "score by its softmax probability p_ij at the given beta"
     ),
+    "logits": (
+        "this is the variance of the logits beta * S_ij, beta^2 times too large: the "
+        "derivative in beta of the softmax mean of S is the variance of S itself"
+    ),
 }
+
+
+def _float32_curvature(S: np.ndarray, beta: float) -> float:
+    """The centred formula evaluated in float32 throughout (a careful single-precision answer)."""
+    S32 = S.astype(np.float32)
+    P = _softmax_rows(np.float32(beta) * S32)
+    return -float(np.mean(_weighted_var(P, S32)))
+
+
+def _curvature_rtol(S: np.ndarray, beta: float, expected: float) -> float:
+    """1e-6, or ten times the relative error of :func:`_float32_curvature` if larger: a case
+    that single precision cannot get to 1e-6 (the beta = 1000 batch, where the scores differ
+    by 1e-4 and float32 rounds them at 6e-8) accepts what a careful float32 answer gets."""
+    error = abs(_float32_curvature(S, beta) - expected) / abs(expected)
+    return max(_RTOL, 10.0 * error)
 
 
 def _curvature_batches() -> list[tuple[np.ndarray, float]]:
@@ -253,7 +292,7 @@ def _curvature_batches() -> list[tuple[np.ndarray, float]]:
     -1e-70: a tiny value, but one that 0 and the wrong sign cannot match."""
     rng = np.random.default_rng(20261130)
     out = []
-    for K, beta in ((4, 2.0), (6, 10.0)):
+    for K, beta in ((4, 3.0), (6, 10.0)):
         S = rng.uniform(-1, 1, size=(K, K))
         S[np.arange(K), np.arange(K)] = rng.uniform(0, 1, size=K)
         out.append((S, beta))
@@ -283,12 +322,19 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     :math:`\beta`. The last, :math:`\beta = 1000`, makes unshifted exponentials overflow; its
     batch has negatives within :math:`10^{-3}` of their positives, so that the curvature is
     about :math:`-10^{-7}` rather than vanishingly small. Answers must agree to
-    :math:`10^{-6}` relative, with no absolute slack: 0 and the wrong sign fail everywhere.
+    :math:`10^{-6}` relative, with no absolute slack, so 0 and the wrong sign fail
+    everywhere; where float32 cannot get that close (the :math:`\beta = 1000` batch, whose
+    scores differ by about :math:`10^{-4}` and are rounded at :math:`6 \times 10^{-8}` in
+    float32), the tolerance is ten times the relative error of the centred formula computed
+    in float32, so a careful single-precision answer passes. The first batch is at
+    :math:`\beta = 3`, not 2: with :math:`K = 4` and :math:`\beta = 2`,
+    :math:`\beta^2 = K`, and the variance of the logits would equal the sum over rows.
     Recognised mistakes: the sign, the uncentred second moment, the sum over rows, the first
     derivative, the softmax over the wrong axis, the softmax over the negatives only, the
-    derivative in :math:`\tau`, the plain (unweighted) variances, an overflow (NaN or
+    derivative in :math:`\tau`, the plain (unweighted) variances, the variance of the
+    logits :math:`\beta S` (:math:`\beta^2` times too large), an overflow (NaN or
     infinity), and an answer that is right to a few digits only (a finite difference with a
-    large step, or single precision).
+    large step, or an uncentred float32 computation).
 
     Parameters
     ----------
@@ -300,7 +346,7 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     Returns
     -------
     bool
-        True when every case agrees to 1e-6 relative.
+        True when every case agrees to 1e-6 relative (or to float32's precision, above).
 
     Raises
     ------
@@ -316,7 +362,7 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
     True
     >>> flipped = temperature_mistakes()["curvature: sign flipped"]
     >>> check_infonce_curvature(flipped)  # doctest: +ELLIPSIS
-    FAIL  K = 4, beta = 2: expected -0.07871966, got 0.07871966: the sign is
+    FAIL  K = 4, beta = 3: expected -0.0541185, got 0.0541185: the sign is flipped:
     ...
     False
     """
@@ -336,7 +382,7 @@ def check_infonce_curvature(fn: Callable, *, verbose: bool = True) -> bool:
                     "exp overflowed: subtract each row's largest beta * S_ij before "
                     "exponentiating (the softmax does not change)"
                 ),
-                rtol=_RTOL,
+                rtol=_curvature_rtol(S, beta, expected),
                 atol=0.0,
                 imprecise_rtol=_IMPRECISE_RTOL,
                 imprecise_hint=(
@@ -357,6 +403,8 @@ def _triplet_variants(S: np.ndarray) -> dict[str, object]:
     neg = np.where(np.eye(K, dtype=bool), -np.inf, S)
     hardest = neg.max(axis=1)
     mean_neg = (S.sum(axis=1) - pos) / (K - 1)
+    off = ~np.eye(K, dtype=bool)
+    hinge = np.maximum(0.0, hardest - pos)
     return {
         "no hinge": float(np.mean(hardest - pos)),
         "mean negative": float(np.mean(np.maximum(0.0, mean_neg - pos))),
@@ -365,6 +413,14 @@ def _triplet_variants(S: np.ndarray) -> dict[str, object]:
         "rows": np.maximum(0.0, hardest - pos),
         "axis": float(np.mean(np.maximum(0.0, neg.max(axis=0) - pos))),
         "every negative": float(np.sum(np.maximum(0.0, neg - pos[:, None])) / K),
+        "zero mask": float(np.mean(np.maximum(0.0, np.where(off, S, 0.0).max(axis=1) - pos))),
+        "beaten rows only": float(hinge[hinge > 0].mean()),
+        "K - 1": float(hinge.sum() / (K - 1)),
+        "easiest negative": float(
+            np.mean(np.maximum(0.0, np.where(off, S, np.inf).min(axis=1) - pos))
+        ),
+        "squared": float(np.mean(hinge**2)),
+        "whole batch": float(np.mean(np.maximum(0.0, S[off].max() - pos))),
     }
 
 
@@ -388,11 +444,35 @@ _TRIPLET_HINTS = {
         "this adds a hinge for every negative that beats the positive; in the limit only the "
         "hardest negative of each row counts"
     ),
+    "zero mask": (
+        "the diagonal was masked with 0 (S * (1 - eye), or np.fill_diagonal(S, 0)): in a row "
+        "whose scores are all negative the 0 then passes for the hardest negative; mask the "
+        "positive with -inf (np.where(np.eye(K, dtype=bool), -np.inf, S))"
+    ),
+    "beaten rows only": (
+        "this averages over the beaten rows only; the rows whose positive wins count too, "
+        "each with 0: divide the sum by K"
+    ),
+    "K - 1": "this divides by K - 1; the mean runs over the K rows (divide by K)",
+    "easiest negative": (
+        "this uses the easiest negative (the smallest score); as tau -> 0 the softmax keeps "
+        "the largest, the hardest negative"
+    ),
+    "squared": (
+        "the hinge is squared; tau * L tends to the plain hinge max(0, hardest - positive), "
+        "a difference of scores"
+    ),
+    "whole batch": (
+        "this takes the hardest negative of the whole batch for every row; each row has its "
+        "own hardest negative, the largest S[i, j] with j != i"
+    ),
 }
 
 #: The cases of the limit checker (seeded): in every one, some rows' positives are beaten
-#: and some win, and the mean, hardest and column-wise negatives differ, so that each
-#: recognised mistake gives its own value.
+#: and some win, two rows have only negative scores (so a diagonal masked with 0 shows), one
+#: positive is beaten by every negative (so the easiest negative shows), and the mean,
+#: hardest and column-wise negatives differ, so that each recognised mistake gives its own
+#: value.
 _TRIPLET_CASES = (("K = 6", 6, 0.3), ("K = 5", 5, 0.45), ("K = 8", 8, 0.2))
 
 
@@ -410,8 +490,11 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     every recognised mistake gives a value of its own in every case. Answers must agree to
     :math:`10^{-6}` relative. Recognised mistakes: no hinge, the mean negative instead of the
     hardest, the sign, the sum over rows, one value per row, the hardest negative of a
-    column instead of a row, a hinge for every negative, a NaN (masking the diagonal with
-    ``inf * eye``, which is ``0 * inf = nan`` off the diagonal), and a value a little above
+    column instead of a row, a hinge for every negative, the diagonal masked with 0 instead
+    of :math:`-\infty`, the mean over the beaten rows only, a division by :math:`K - 1`, the
+    easiest negative, a squared hinge, the hardest negative of the whole batch, a NaN
+    (masking the diagonal with ``inf * eye``, which is ``0 * inf = nan`` off the diagonal),
+    and a value a little above
     the limit (:math:`\tau\mathcal{L}` at a small :math:`\tau`, which lies between
     :math:`T` and :math:`T + \tau \log K`).
 
@@ -452,6 +535,11 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
         S = rng.uniform(-1, 0.6, size=(K, K))
         S[np.arange(K), np.arange(K)] = diag + rng.uniform(-0.15, 0.15, size=K)
         S[0, 1:3] = S[0, 0] + np.array([0.1, 0.05])  # row 0: two negatives beat the positive
+        # Rows 1 and 2 have only negative scores: row 1's positive (-0.2) is beaten by one
+        # negative (-0.1), row 2's (-0.3) wins; a 0 left on the diagonal would beat both.
+        S[1:3] = rng.uniform(-1, -0.45, size=(2, K))
+        S[1, 1], S[1, 0], S[2, 2] = -0.2, -0.1, -0.3
+        S[3, 3] = -1.0  # row 3: every negative beats the positive, the easiest one too
         S[-1, -1] = 0.95  # the last row's positive wins (its negatives are below 0.6)
         cases.append(_triplet_case(name, S))
     return run_cases(fn, cases, verbose, "zero_temperature_limit(S)")
@@ -498,7 +586,7 @@ def temperature_mistakes() -> dict[str, Callable]:
     Examples
     --------
     >>> sorted(temperature_mistakes())[:3]
-    ['cap: K negatives', 'cap: bits', 'cap: gap upside down']
+    ['cap: K - 1 for K', 'cap: K negatives', 'cap: bits']
     >>> check_attainable_cap(temperature_mistakes()["cap: K negatives"], verbose=False)
     False
     """
@@ -526,6 +614,12 @@ def temperature_mistakes() -> dict[str, Callable]:
         "cap: bits": cap(exact, minus_one, scale=1 / math.log(2)),
         "cap: upper bound": lambda K, tau: min(math.log(K), exact(K) / tau),
         "cap: positive's term missing": lambda K, tau: math.log(K / (K - 1)) + exact(K) / tau,
+        "cap: simple bound 1/tau": lambda K, tau: min(math.log(K), 1 / tau),
+        "cap: log10": cap(exact, minus_one, scale=1 / math.log(10)),
+        "cap: log(K - 1)": lambda K, tau: (
+            math.log(K - 1) - math.log1p((K - 1) * math.exp(-exact(K) / tau))
+        ),
+        "cap: K - 1 for K": lambda K, tau: _cap_with(K - 1, tau, exact(K - 1), K - 2),
         "cap: overflow": lambda K, tau: math.log(
             K * math.exp(exact(K) / tau) / (math.exp(exact(K) / tau) + K - 1)
         ),
@@ -546,6 +640,7 @@ _CURVATURE_NAMES = {
     "negatives only": "negatives only",
     "in tau": "derivative in tau",
     "unweighted": "unweighted variance",
+    "logits": "variance of the logits",
 }
 _TRIPLET_NAMES = {
     "no hinge": "no hinge",
@@ -555,6 +650,12 @@ _TRIPLET_NAMES = {
     "rows": "per-row output",
     "axis": "column-wise hardest",
     "every negative": "every negative",
+    "zero mask": "diagonal masked with 0",
+    "beaten rows only": "mean over beaten rows",
+    "K - 1": "divided by K - 1",
+    "easiest negative": "easiest negative",
+    "squared": "squared hinge",
+    "whole batch": "batch-wide hardest",
 }
 
 
