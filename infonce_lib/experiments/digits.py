@@ -31,6 +31,10 @@ do not get) and a random encoder of the same shape (:func:`~infonce_lib.init_enc
 per run). Every metric is reported as the median over the runs, with the first and third
 quartiles.
 
+A learned temperature starts at CLIP's 0.07 unless the grid gives another start; the default
+grid also learns it from 0.5 with shift views, beside the fixed 0.5, so that the check of
+where it ends has a control: the same test applied to the fixed temperature must fail.
+
 Training runs in float32 (``compute_dtype``) and everything reported is computed in float64.
 """
 
@@ -660,7 +664,8 @@ def report(config: Config | None = None) -> Report:
              "runs": [{"views", "tau" (a number or "learned"), "batch_size", "steps",
                        "bound_batch_size", and for each metric of METRICS its median and
                        "<metric>_q25", "<metric>_q75" over the runs ("probe_all" where
-                       computed); for a learned tau "final_tau" (median, quartiles)}, ...],
+                       computed); for a learned tau "final_tau" (median, quartiles) and
+                       "initial_tau", where it started}, ...],
              "protocol": {...}}
 
         ``bound`` is the held-out InfoNCE bound in nats (on the information between two
