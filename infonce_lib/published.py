@@ -427,7 +427,6 @@ WANG_ISOLA_METRICS = PublishedSettings(
     ),
 )
 
-#: Every record, by name: the single list the tests and the book iterate over.
 # ---------------------------------------------------------------- UCI digits (Alpaydin & Kaynak)
 
 #: The handwritten digits of chapter 8: the test set (``optdigits.tes``) of Alpaydin &
@@ -455,6 +454,7 @@ UCI_DIGITS = PublishedSettings(
     checked="the UCI repository's page and optdigits.names, as quoted by OpenML and scikit-learn",
 )
 
+#: Every record, by name: the single list the tests and the book iterate over.
 PUBLISHED: Mapping[str, PublishedTable | PublishedSettings] = MappingProxyType(
     {
         "MCALLESTER_STRATOS_TABLE1": MCALLESTER_STRATOS_TABLE1,

@@ -65,11 +65,28 @@ EXPECTED = {
     "softmax only": "only the softmax terms",
     "no max subtracted": "exp overflowed",
     "t as log tau": "reads t as log tau",
+    "t as tau": "reads t as the temperature itself",
+    "clip inside": "the gradient at the clipped scale",
+    "zero beyond clip": "this is 0 beyond the clip",
+    "leave-one-out": "leaves the positive out",
+    "nt-xent": "the gradient of NT-Xent",
+    "divided by N squared": "this divides by N^2",
 }
 
 
 def test_every_mistake_is_listed():
     assert set(log_scale_gradient_mistakes()) == set(EXPECTED)
+
+
+def test_the_answer_is_far_from_zero_in_every_case():
+    """A function returning 0, or one that is only right where the gradient vanishes, fails:
+    every case has outscored positives, so dL/dt is not small."""
+    from infonce_lib.exercises.training import _cases
+
+    for _, (A, B, t) in _cases():
+        g = il.symmetric_infonce_grad(A, B, t).grad_log_scale
+        assert abs(g) > 0.05 * math.exp(t)
+    assert check_log_scale_gradient(lambda a, b, t: 0.0, verbose=False) is False
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -16,7 +16,7 @@ from infonce_lib.experiments import EXPERIMENTS, digits
 SMALL = digits.Config(
     runs=2,
     grid=(("shift", 0.1), ("shift", 0.5), ("shift", "learned"), ("noise", 0.1),
-          ("noise", "learned")),
+          ("noise", "learned"), ("shift", "learned", 0.5)),
     sizes=(64, 16, 8), steps=40, long_steps=60, checkpoints=(20, 40, 60), batch_sizes=(32,),
     batch_size=16, draws=((1, 3), (5, 2)), bound_batch_size=64, bound_rounds=1,
     raw_Cs=(1.0, 10.0),
@@ -32,10 +32,10 @@ def result():
 
 def test_records_cover_the_grid_the_snapshots_and_the_batch_sizes(result):
     keys = [(r.views, r.tau, r.batch_size, r.steps) for r in result.records]
-    assert keys[:5] == [(v, t, 16, 40) for v, t in SMALL.grid]
+    assert keys[:6] == [(v, t, 16, 40) for v, t, *_ in SMALL.grid]
     assert ("shift", 0.1, 16, 20) in keys and ("noise", 0.1, 16, 60) in keys
     assert ("shift", 0.1, 32, 40) in keys and ("noise", 0.1, 32, 40) in keys
-    assert len(keys) == 5 + 2 * 2 + 2
+    assert len(keys) == 6 + 2 * 2 + 2
     assert result.record("noise", 0.1, steps=60).steps == 60
     with pytest.raises(KeyError, match="no record"):
         result.record("noise", 0.2)
@@ -44,7 +44,21 @@ def test_records_cover_the_grid_the_snapshots_and_the_batch_sizes(result):
         assert set(digits.METRICS) <= set(rec.values)  # all_labels: every metric everywhere
     learned = result.record("noise", "learned")
     assert learned.final_taus.shape == (2,) and learned.temperatures.shape == (40, 2)
-    assert learned.temperatures[0, 0] == pytest.approx(0.07)
+    assert learned.temperatures[0, 0] == pytest.approx(0.07) and learned.start == 0.07
+    elsewhere = result.record("shift", "learned", start=0.5)
+    assert elsewhere.temperatures[0, 0] == pytest.approx(0.5) and elsewhere.start == 0.5
+    assert (
+        result.record("shift", "learned").start == 0.07
+        and result.record("shift", 0.1).start is None
+    )
+
+
+def test_learned_records_without_probes():
+    cfg = dataclasses.replace(SMALL, grid=(("shift", 0.1), ("noise", "learned")), batch_sizes=(),
+                              probe_learned=False, all_labels=False)  # fmt: skip
+    rec = digits.run(cfg).record("noise", "learned")
+    assert "probe_5" not in rec.values and "knn" not in rec.values
+    assert {"bound", "best_tau", "beaten", "uniformity"} <= set(rec.values)
 
 
 def test_the_grid_records_are_the_snapshots_of_the_long_runs(result):
@@ -66,7 +80,7 @@ def test_medians_and_quartiles_in_the_json(result):
         assert RUN_KEYS <= set(row)
         assert row["bound"] == pytest.approx(float(np.median(rec.values["bound"])))
         assert row["bound_q25"] <= row["bound"] <= row["bound_q75"]
-        assert ("final_tau" in row) == (rec.tau == "learned")
+        assert ("final_tau" in row) == (rec.tau == "learned") == ("initial_tau" in row)
     assert json.loads(json.dumps(res)) == res
     assert res["baselines"]["raw"]["C"]["probe_all"] in SMALL.raw_Cs
 
@@ -92,6 +106,19 @@ def test_each_check_can_fail(result):
     assert any("attainable cap" in d for d in failed)
 
 
+def test_the_tracking_check_rejects_its_control(result):
+    """The learned temperature's check must be able to fail: the fixed tau = 0.5 control is
+    reported as not tracking, and a learned record moved far from its best tau fails."""
+    names = {c.description: c for c in digits.checks(result)}
+    assert any("(the control)" in d for d in names)
+    rec = result.record("shift", "learned", start=0.5)
+    moved = dataclasses.replace(rec, final_taus=rec.values["best_tau"] * 3)
+    records = tuple(moved if r is rec else r for r in result.records)
+    failed = [c.description for c in digits.checks(dataclasses.replace(result, records=records))
+              if not c.passed]  # fmt: skip
+    assert any("learned from 0.5" in d for d in failed)
+
+
 def test_tables_and_registration(result):
     text = digits.tables(result)
     assert "raw pixels" in text and "random encoder" in text and "learned" in text
@@ -107,6 +134,9 @@ def test_tables_and_registration(result):
         ({"checkpoints": (10, 20)}, "checkpoints must include"),
         ({"runs": 0}, "runs must be >= 1"),
         ({"all_labels": "yes"}, "all_labels must be True or False"),
+        ({"grid": (("shift", "learned", 0.005),)}, "initial_temperature must lie within"),
+        ({"grid": (("shift", 0.1, 0.5),)}, "grid entries must be"),
+        ({"probe_learned": 1}, "probe_learned must be True or False"),
     ],
 )
 def test_bad_configurations_are_refused(kwargs, match):

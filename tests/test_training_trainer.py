@@ -110,6 +110,12 @@ def test_float32_compute_trains_as_well_as_float64():
         ({"temperature": "hot"}, "temperature must be a number or 'learned'"),
         ({"temperature": -0.1}, "temperature must be > 0"),
         ({"max_logit_scale": 0.5}, "max_logit_scale must be >= 1"),
+        ({"initial_temperature": 0.005}, "initial_temperature must lie within the clip"),
+        ({"initial_temperature": 2.0}, "initial_temperature must lie within the clip"),
+        (
+            {"initial_temperature": 0.05, "max_logit_scale": 10.0},
+            r"initial_temperature must lie within the clip, from 1/max_logit_scale = 0.1",
+        ),
         ({"loss": "triplet"}, "loss must be one of"),
         ({"compute_dtype": "float16"}, "compute_dtype must be one of"),
         ({"checkpoints": (0,)}, "checkpoints must be >= 1"),

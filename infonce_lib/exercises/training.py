@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..training.objective import symmetric_infonce_grad
+from ..training.objective import nt_xent_grad, symmetric_infonce_grad
 from ._runner import plain_report
 
 __all__ = ["check_log_scale_gradient", "log_scale_gradient_mistakes"]
@@ -68,6 +68,31 @@ _HINTS = {
         "this reads t as log tau (logits e^-t a_i . b_j): the logits are e^t a_i . b_j, "
         "with t = log(1/tau)"
     ),
+    "t as tau": (
+        "this reads t as the temperature itself (logits a_i . b_j / t): t is the log scale, "
+        "the logits are e^t a_i . b_j"
+    ),
+    "clip inside": (
+        "this is the gradient at the clipped scale min(e^t, 100): CLIP clips the parameter "
+        "after the optimiser's step; the loss, and its gradient, use e^t itself"
+    ),
+    "zero beyond clip": (
+        "this is 0 beyond the clip (t > log 100): the clip moves the parameter back after "
+        "the step, it does not flatten the loss; the gradient there is that of e^t"
+    ),
+    "leave-one-out": (
+        "this leaves the positive out of each log-sum-exp (a decoupled loss): InfoNCE's "
+        "denominator sums over all N candidates of a row or column, the positive included"
+    ),
+    "nt-xent": (
+        "this is the gradient of NT-Xent, SimCLR's loss, whose negatives include the other "
+        "views on the anchor's own side: CLIP's loss scores each a_i against the b_j only, "
+        "and each b_j against the a_i"
+    ),
+    "divided by N squared": (
+        "this divides by N^2 (a mean over all N x N logits): the loss is a mean over the N "
+        "anchors of each direction (divide by N, then average the two directions)"
+    ),
 }
 _NONFINITE = (
     "not finite: exp overflowed; subtract each row's (and each column's) largest logit "
@@ -81,36 +106,26 @@ def _unit(rng, n: int, d: int) -> np.ndarray:
 
 
 def _cases() -> list[tuple[str, tuple]]:
-    """Batches whose two directions differ (so that one direction is not half the total)."""
+    """Batches whose two directions differ (so that one direction is not half the total)
+    and in which some positives are outscored (so that the answer is far from 0)."""
     rng = np.random.default_rng(8)
     out = []
-    for n, d, t in ((5, 3, 1.3), (8, 4, math.log(1 / 0.07)), (3, 2, -0.4)):
+    for n, d, t in ((5, 3, 1.3), (8, 4, math.log(1 / 0.07)), (3, 2, -0.4), (6, 3, 7.0)):
         A = _unit(rng, n, d)
         B = _unit(rng, n, d)
         B[0] = A[0]  # one positive at cosine 1, the others noisier
         out.append((f"N = {n}, t = {t:.3g}", (A, B, t)))
-    A = _unit(rng, 6, 3)  # a large scale: e^7 (about 1100) times cosines overflows exp
-    out.append(("N = 6, t = 7 (a scale of about 1100)", (A, 0.6 * A + 0.4 * _unit(rng, 6, 3), 7.0)))
     return out
 
 
 def _known(A: np.ndarray, B: np.ndarray, t: float) -> list[tuple[float, str]]:
     want = symmetric_infonce_grad(A, B, t).grad_log_scale
-    s = math.exp(t)
-    ab, ba, pos, soft = _reference_parts(A, B, t)
-    as_log_tau = -symmetric_infonce_grad(A, B, -t).grad_log_scale
-    values = [
-        (-s * want, _HINTS["tau"]),
-        (want / s, _HINTS["scale"]),
-        (-want, _HINTS["sign"]),
-        (ab, _HINTS["one direction"]),
-        (ba, _HINTS["one direction"]),
-        (ab + ba, _HINTS["both summed"]),
-        (A.shape[0] * want, _HINTS["sum over anchors"]),
-        (pos, _HINTS["positive only"]),
-        (soft, _HINTS["softmax only"]),
-        (as_log_tau, _HINTS["t as log tau"]),
-    ]
+    values = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for name, fn in log_scale_gradient_mistakes().items():
+            if name in _HINTS:  # the overflow is named by its non-finite value
+                values.append((float(fn(A, B, t)), _HINTS[name]))
 
     def close(x, y):
         return math.isclose(x, y, rel_tol=_RTOL, abs_tol=_ATOL)
@@ -118,7 +133,8 @@ def _known(A: np.ndarray, B: np.ndarray, t: float) -> list[tuple[float, str]]:
     # A value that two mistakes share, or the right answer, names neither.
     return [
         (v, h) for v, h in values
-        if not close(v, want) and not any(close(v, w) and h != g for w, g in values)
+        if math.isfinite(v) and not close(v, want)
+        and not any(close(v, w) and h != g for w, g in values)
     ]  # fmt: skip
 
 
@@ -157,11 +173,14 @@ def check_log_scale_gradient(fn: Callable, *, verbose: bool = True) -> bool:
     :func:`~infonce_lib.symmetric_infonce_grad`, to a relative :math:`10^{-4}` (a float32
     computation passes). The batches have unit rows whose two directions differ; the last
     has :math:`t = 7`, a scale of about 1,100, where exponentiating the logits unshifted
-    overflows. The checker names these mistakes: the gradient in :math:`\tau` or in the
-    scale :math:`e^t` instead of :math:`t`, the sign (the bound's gradient, or that in
-    :math:`\log\tau`), one direction only, the two directions summed, a sum over anchors,
-    the positive's term alone or the softmax terms alone, :math:`t` read as
-    :math:`\log\tau`, and an overflow.
+    overflows, and lies beyond CLIP's clip of the scale at 100. The checker names these
+    mistakes: the gradient in :math:`\tau` or in the scale :math:`e^t` instead of :math:`t`,
+    the sign (the bound's gradient, or that in :math:`\log\tau`), one direction only, the
+    two directions summed, a sum over anchors or a division by :math:`N^2`, the positive's
+    term alone or the softmax terms alone, :math:`t` read as :math:`\log\tau` or as
+    :math:`\tau`, the clip applied inside the loss or a zero gradient beyond it, the
+    positive left out of the log-sum-exp, NT-Xent's gradient instead of CLIP's, and an
+    overflow.
 
     Parameters
     ----------
@@ -204,14 +223,17 @@ def check_log_scale_gradient(fn: Callable, *, verbose: bool = True) -> bool:
     return plain_report(outcomes, verbose=verbose)
 
 
-def _reference_parts(Za, Zb, t, *, shift: bool = True) -> tuple[float, float, float, float]:
-    """Each direction's dL/dt and the positive and softmax parts, optionally unshifted."""
+def _reference_parts(Za, Zb, t, *, shift=True, with_positive=True) -> tuple:
+    """Each direction's dL/dt and the positive and softmax parts, optionally unshifted or
+    with the positive left out of each log-sum-exp."""
     A, B = np.asarray(Za, dtype=float), np.asarray(Zb, dtype=float)
     s = math.exp(t)
     C = A @ B.T
     out = []
     for M in (C, C.T):
         L = s * M
+        if not with_positive:
+            L = np.where(np.eye(len(L), dtype=bool), -np.inf, L)
         P = np.exp(L - L.max(axis=1, keepdims=True)) if shift else np.exp(L)
         P = P / P.sum(axis=1, keepdims=True)
         out.append((-s * float(np.mean(np.diag(M))), s * float(np.mean(np.sum(P * M, axis=1)))))
@@ -219,17 +241,38 @@ def _reference_parts(Za, Zb, t, *, shift: bool = True) -> tuple[float, float, fl
     return p1 + s1, p2 + s2, (p1 + p2) / 2, (s1 + s2) / 2
 
 
+def _right(A, B, t) -> float:
+    ab, ba, _, _ = _reference_parts(A, B, t)
+    return (ab + ba) / 2
+
+
+def _t_as_tau(A, B, t) -> float:
+    """dL/dt with logits a_i . b_j / t: dL/ds at the scale s = 1/t, times ds/dt = -1/t^2."""
+    C = np.asarray(A, dtype=float) @ np.asarray(B, dtype=float).T
+    total = 0.0
+    for M in (C, C.T):
+        L = M / t
+        P = np.exp(L - L.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        total += float(np.mean(np.sum(P * M, axis=1) - np.diag(M)))
+    return -total / 2 / t**2
+
+
 def log_scale_gradient_mistakes() -> dict[str, Callable]:
-    r"""Ten wrong ``my_log_scale_gradient`` functions, one per usual mistake.
+    r"""Sixteen wrong ``my_log_scale_gradient`` functions, one per usual mistake.
 
     Returns
     -------
     dict of str to callable
         Name of the mistake to a function ``(Za, Zb, log_scale) -> float``: ``"tau"`` (the
         gradient in :math:`\tau`), ``"scale"`` (in :math:`e^t`), ``"sign"``, ``"one
-        direction"``, ``"both summed"``, ``"sum over anchors"``, ``"positive only"``,
-        ``"softmax only"``, ``"no max subtracted"`` (overflows at large scales) and ``"t as log
-        tau"`` (logits :math:`e^{-t} a_i \cdot b_j`).
+        direction"``, ``"both summed"``, ``"sum over anchors"``, ``"divided by N squared"``,
+        ``"positive only"``, ``"softmax only"``, ``"no max subtracted"`` (overflows at large
+        scales), ``"t as log tau"`` (logits :math:`e^{-t} a_i \cdot b_j`), ``"t as tau"``
+        (logits :math:`a_i \cdot b_j / t`), ``"clip inside"`` (the gradient at
+        :math:`\min(e^t, 100)`), ``"zero beyond clip"`` (0 when :math:`e^t > 100`),
+        ``"leave-one-out"`` (the positive left out of each log-sum-exp) and ``"nt-xent"``
+        (the gradient of :func:`~infonce_lib.nt_xent_grad`'s loss).
 
     Examples
     --------
@@ -237,20 +280,24 @@ def log_scale_gradient_mistakes() -> dict[str, Callable]:
     >>> round(log_scale_gradient_mistakes()["positive only"](A, A, 0.0), 6)  # -e^0 mean(1)
     -1.0
     """
-
-    def right(A, B, t):
-        ab, ba, _, _ = _reference_parts(A, B, t)
-        return (ab + ba) / 2
-
+    clip = math.log(100.0)
     return {
-        "tau": lambda A, B, t: -math.exp(t) * right(A, B, t),
-        "scale": lambda A, B, t: right(A, B, t) / math.exp(t),
-        "sign": lambda A, B, t: -right(A, B, t),
+        "tau": lambda A, B, t: -math.exp(t) * _right(A, B, t),
+        "scale": lambda A, B, t: _right(A, B, t) / math.exp(t),
+        "sign": lambda A, B, t: -_right(A, B, t),
         "one direction": lambda A, B, t: _reference_parts(A, B, t)[0],
-        "both summed": lambda A, B, t: 2 * right(A, B, t),
-        "sum over anchors": lambda A, B, t: len(A) * right(A, B, t),
+        "both summed": lambda A, B, t: 2 * _right(A, B, t),
+        "sum over anchors": lambda A, B, t: len(A) * _right(A, B, t),
+        "divided by N squared": lambda A, B, t: _right(A, B, t) / len(A),
         "positive only": lambda A, B, t: _reference_parts(A, B, t)[2],
         "softmax only": lambda A, B, t: _reference_parts(A, B, t)[3],
         "no max subtracted": lambda A, B, t: sum(_reference_parts(A, B, t, shift=False)[:2]) / 2,
-        "t as log tau": lambda A, B, t: -right(A, B, -t),
+        "t as log tau": lambda A, B, t: -_right(A, B, -t),
+        "t as tau": _t_as_tau,
+        "clip inside": lambda A, B, t: _right(A, B, min(t, clip)),
+        "zero beyond clip": lambda A, B, t: 0.0 if t > clip else _right(A, B, t),
+        "leave-one-out": lambda A, B, t: (
+            sum(_reference_parts(A, B, t, with_positive=False)[:2]) / 2
+        ),
+        "nt-xent": lambda A, B, t: nt_xent_grad(A, B, t).grad_log_scale,
     }

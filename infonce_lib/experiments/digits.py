@@ -31,6 +31,10 @@ do not get) and a random encoder of the same shape (:func:`~infonce_lib.init_enc
 per run). Every metric is reported as the median over the runs, with the first and third
 quartiles.
 
+A learned temperature starts at CLIP's 0.07 unless the grid gives another start; the default
+grid also learns it from 0.5 with shift views, beside the fixed 0.5, so that the check of
+where it ends has a control: the same test applied to the fixed temperature must fail.
+
 Training runs in float32 (``compute_dtype``) and everything reported is computed in float64.
 """
 
@@ -54,14 +58,13 @@ from ..training import (
     TrainingConfig,
     ViewRecipe,
     encode,
-    few_label_probe,
     heldout_infonce,
     init_encoder,
     knn_accuracy,
-    linear_probe,
     load_digits,
     train_encoders,
 )
+from ..training.probe import _label_draws, _stacked_accuracies
 from ._shared import as_config, read_only
 
 NAME = "digits"
@@ -84,8 +87,13 @@ METRICS = (
 )  # fmt: skip
 
 
+#: Where a learned temperature starts unless the grid says otherwise (CLIP's, quoted).
+CLIP_START = TrainingConfig().initial_temperature
+
+
 def _default_grid() -> tuple:
-    return tuple(itertools.product(VIEWS, (0.05, 0.1, 0.2, 0.5, "learned")))
+    grid = tuple(itertools.product(VIEWS, (0.05, 0.1, 0.2, 0.5, "learned")))
+    return (*grid, ("shift", "learned", 0.5))
 
 
 @dataclass(frozen=True)
@@ -101,9 +109,12 @@ class Config:
         ``np.random.default_rng([seed, J])``, ``J`` the number of configurations.
     runs : int, default 3
         Encoders per configuration (the medians and quartiles are over them).
-    grid : tuple of (str, float or "learned")
+    grid : tuple of (str, float or "learned") or (str, "learned", float)
         The (views, temperature) configurations at ``batch_size`` and ``steps``; views are
-        keys of the module's ``VIEWS``. Default: both views times 0.05, 0.1, 0.2, 0.5 and "learned".
+        keys of the module's ``VIEWS``; a learned temperature starts at CLIP's 0.07 unless a third
+        item gives the start. Default: both views times 0.05, 0.1, 0.2, 0.5 and "learned",
+        and shift views learned from 0.5 (the start of the fixed 0.5: the learned
+        parameter's effect, the rest alike).
     sizes, steps, batch_size, learning_rate, log_scale_learning_rate, compute_dtype
         Passed to :class:`~infonce_lib.TrainingConfig` (the log scale learns at 5e-2 so that
         a few hundred steps show where it goes).
@@ -127,6 +138,9 @@ class Config:
         Whether ``probe_all`` is computed for every encoder (else only for the baselines and
         the first configuration of the grid, and the snapshots at the checkpoints have only
         the few-label probes and the bound).
+    probe_learned : bool, default True
+        Whether the learned temperatures' encoders get the probes and the nearest neighbours
+        (else only the bound and the metrics of the temperature and the embeddings).
     bound_batch_size, bound_rounds : int, default 256 and 4
         :math:`K` and the rounds of :func:`~infonce_lib.heldout_infonce`.
     knn_k : int, default 5
@@ -150,6 +164,7 @@ class Config:
     raw_Cs: tuple = (0.1, 1.0, 10.0, 100.0)
     draws: tuple = ((1, 20), (5, 10))
     all_labels: bool = True
+    probe_learned: bool = True
     bound_batch_size: int = 256
     bound_rounds: int = 4
     knn_k: int = 5
@@ -158,13 +173,7 @@ class Config:
         put = functools.partial(object.__setattr__, self)
         put("seed", as_int(self.seed, "seed", minimum=0))
         put("runs", as_int(self.runs, "runs", minimum=1))
-        grid = tuple(tuple(as_sequence(g, "grid")) for g in as_sequence(self.grid, "grid"))
-        for views, tau in grid:
-            if views not in VIEWS:
-                raise ValueError(f"grid: views must be one of {sorted(VIEWS)}; got {views!r}")
-            if tau != "learned":
-                as_positive_scalar(tau, "grid")
-        put("grid", grid)
+        put("grid", tuple(_grid_entry(g) for g in as_sequence(self.grid, "grid")))
         for name in ("steps", "long_steps", "batch_size", "bound_batch_size", "bound_rounds"):
             put(name, as_int(getattr(self, name), name, minimum=1))
         put(
@@ -184,15 +193,31 @@ class Config:
         put("draws", tuple((as_int(k, "draws"), as_int(m, "draws")) for k, m in self.draws))
         put("raw_Cs", tuple(as_positive_scalar(c, "raw_Cs") for c in self.raw_Cs))
         put("all_labels", as_bool(self.all_labels, "all_labels"))
-        TrainingConfig(**self._training(self.grid[0][0], 0.1, self.batch_size, self.steps, ()))
+        put("probe_learned", as_bool(self.probe_learned, "probe_learned"))
+        for views, tau, start in self.grid:
+            TrainingConfig(**self._training(views, tau, self.batch_size, self.steps, (), start))
 
-    def _training(self, views: str, tau, batch_size: int, steps: int, checkpoints) -> dict:
+    def _training(self, views, tau, batch_size, steps, checkpoints, start=None) -> dict:
         return dict(
             sizes=self.sizes, views=VIEWS[views], steps=steps, batch_size=batch_size,
             temperature=tau, learning_rate=self.learning_rate,
             log_scale_learning_rate=self.log_scale_learning_rate, checkpoints=checkpoints,
             compute_dtype=self.compute_dtype,
+            initial_temperature=CLIP_START if start is None else start,
         )  # fmt: skip
+
+
+def _grid_entry(g) -> tuple:
+    """(views, tau, start): start the learned temperature's first value, None if fixed."""
+    g = tuple(as_sequence(g, "grid"))
+    if len(g) not in (2, 3) or (len(g) == 3 and g[1] != "learned"):
+        raise ValueError(f"grid entries must be (views, tau) or (views, 'learned', start); got {g}")
+    views, tau = g[0], g[1]
+    if views not in VIEWS:
+        raise ValueError(f"grid: views must be one of {sorted(VIEWS)}; got {views!r}")
+    if tau != "learned":
+        return views, as_positive_scalar(tau, "grid"), None
+    return views, tau, as_positive_scalar(g[2], "grid") if len(g) == 3 else CLIP_START
 
 
 @dataclass(frozen=True)
@@ -208,6 +233,8 @@ class Record:
         Each metric of :data:`METRICS` (``probe_all`` may be absent), one value per run.
     final_taus : numpy.ndarray or None
         For a learned temperature, its value after the last step of each run.
+    start : float or None
+        Where a learned temperature started (None for a fixed one).
     encoders : tuple of Encoder
         The encoders (for the chapter's own figures).
     losses, temperatures : numpy.ndarray or None
@@ -224,6 +251,7 @@ class Record:
     encoders: tuple
     losses: np.ndarray | None
     temperatures: np.ndarray | None = None
+    start: float | None = None
 
     def median(self, metric: str) -> float:
         """The median of ``metric`` over the runs."""
@@ -260,55 +288,78 @@ class Result:
     seconds: float
     config: Config
 
-    def record(self, views: str, tau, *, batch_size: int | None = None, steps: int | None = None):
-        """The record of one configuration (default: the grid's batch size and steps)."""
+    def record(self, views: str, tau, *, start=None, batch_size=None, steps=None) -> Record:
+        """The record of one configuration (default: the grid's batch size and steps, and
+        for a learned temperature CLIP's start)."""
         K = self.config.batch_size if batch_size is None else batch_size
         n = self.config.steps if steps is None else steps
+        if tau == "learned" and start is None:
+            start = CLIP_START
         for r in self.records:
-            if (r.views, r.tau, r.batch_size, r.steps) == (views, tau, K, n):
+            if (r.views, r.tau, r.start, r.batch_size, r.steps) == (views, tau, start, K, n):
                 return r
-        raise KeyError(f"no record for views={views!r}, tau={tau!r}, K={K}, steps={n}")
+        raise KeyError(
+            f"no record for views={views!r}, tau={tau!r}, start={start}, N={K}, steps={n}"
+        )
 
 
-def _probes(digits, Ftr, Fte, C: float, config: Config, rng, all_labels: bool, knn=True):
-    out = {}
+def _probes(digits, Ftrs, Ftes, C: float, config: Config, all_labels: bool, knn=True) -> dict:
+    """The probes of a stack of feature sets (E, n, d): one value per set, as arrays. The
+    few-label draws are the same for every set, and for every call (seeded by ``config``)."""
+    out, ytr, yte = {}, digits.y_train, digits.y_test
     for per_class, draws in config.draws:
-        out[f"probe_{per_class}"] = few_label_probe(
-            Ftr, digits.y_train, Fte, digits.y_test, per_class=per_class, draws=draws, C=C,
-            tol=config.probe_tol, seed=np.random.default_rng([config.seed, 7, per_class]),
-        ).mean  # fmt: skip
-    if all_labels:
-        out["probe_all"] = linear_probe(
-            Ftr, digits.y_train, Fte, digits.y_test, C=C, tol=config.probe_tol
-        ).accuracy
+        rng = np.random.default_rng([config.seed, 7, per_class])
+        chosen = _label_draws(ytr, int(ytr.max()) + 1, per_class, draws, rng)
+        acc = _stacked_accuracies(Ftrs, ytr, Ftes, yte, chosen, C, config.probe_tol)
+        out[f"probe_{per_class}"] = acc.mean(axis=1)
+    if all_labels:  # every training row, once
+        every = np.arange(len(ytr))[None]
+        out["probe_all"] = _stacked_accuracies(Ftrs, ytr, Ftes, yte, every, C, config.probe_tol)[
+            :, 0
+        ]
     if knn:
-        out["knn"] = knn_accuracy(Ftr, digits.y_train, Fte, digits.y_test, k=config.knn_k)
+        out["knn"] = np.array([knn_accuracy(a, ytr, b, yte, k=config.knn_k)
+                               for a, b in zip(Ftrs, Ftes, strict=True)])  # fmt: skip
     return out
 
 
 def evaluate(encoder: Encoder, views: str, tau: float, config: Config, rng, detail="full"):
     """The metrics of one encoder (module docstring), as a dict of floats: all of them
-    (``detail="full"``), all but ``probe_all`` (``"grid"``), or only the few-label probes
-    and the bound (``"snapshot"``, for the checkpoints of a run)."""
+    (``detail="full"``), all but ``probe_all`` (``"grid"``), all but the probes and the
+    neighbours (``"bound"``), or only the few-label probes and the bound (``"snapshot"``,
+    for the checkpoints of a run)."""
+    return {k: float(v[0]) for k, v in _evaluate([encoder], views, [tau], config, rng,
+                                                  detail).items()}  # fmt: skip
+
+
+def _evaluate(encoders, views: str, taus, config: Config, rng, detail: str) -> dict:
+    """:func:`evaluate` for several encoders at once: one array per metric."""
     digits = load_digits()
-    Ftr, Fte = encode(encoder, digits.x_train), encode(encoder, digits.x_test)
-    out = _probes(digits, Ftr, Fte, config.probe_C, config, rng, detail == "full",
-                  knn=detail != "snapshot")  # fmt: skip
-    held = heldout_infonce(
-        encoder, digits.x_test, VIEWS[views], batch_size=config.bound_batch_size,
-        temperature=tau, rounds=config.bound_rounds, seed=rng,
-    )  # fmt: skip
-    if detail == "snapshot":
-        return {**out, "bound": held.mean}
-    best = best_temperature(held.cosines)
-    first = (digits.x_test.shape[0] // config.bound_batch_size) * config.bound_batch_size
-    A, B = held.embeddings_a[:first], held.embeddings_b[:first]  # the first round
-    out.update(
-        bound=held.mean, best_tau=best.tau, best_bound=best.infonce,
-        beaten=float(np.mean(positive_margins(held.cosines) < 0)),
-        alignment=alignment(A, B, alpha=_WI["alignment_alpha"]),
-        uniformity=uniformity(A, t=_WI["uniformity_t"]),
-    )  # fmt: skip
+    out = {}
+    if detail != "bound":
+        Ftr = np.stack([encode(e, digits.x_train) for e in encoders])
+        Fte = np.stack([encode(e, digits.x_test) for e in encoders])
+        out = _probes(digits, Ftr, Fte, config.probe_C, config, detail == "full",
+                      knn=detail != "snapshot")  # fmt: skip
+    rows = []
+    for encoder, tau in zip(encoders, taus, strict=True):
+        held = heldout_infonce(
+            encoder, digits.x_test, VIEWS[views], batch_size=config.bound_batch_size,
+            temperature=tau, rounds=config.bound_rounds, seed=rng,
+        )  # fmt: skip
+        if detail == "snapshot":
+            rows.append({"bound": held.mean})
+            continue
+        best = best_temperature(held.cosines)
+        first = (digits.x_test.shape[0] // config.bound_batch_size) * config.bound_batch_size
+        A, B = held.embeddings_a[:first], held.embeddings_b[:first]  # the first round
+        rows.append(dict(
+            bound=held.mean, best_tau=best.tau, best_bound=best.infonce,
+            beaten=float(np.mean(positive_margins(held.cosines) < 0)),
+            alignment=alignment(A, B, alpha=_WI["alignment_alpha"]),
+            uniformity=uniformity(A, t=_WI["uniformity_t"]),
+        ))  # fmt: skip
+    out.update({k: np.array([r[k] for r in rows]) for k in rows[0]})
     return out
 
 
@@ -317,32 +368,29 @@ def _baselines(config: Config) -> tuple[dict, dict]:
     rng = np.random.default_rng([config.seed, 999])
     raw, raw_C = {}, {}
     for C in config.raw_Cs:  # the best C for each probe, chosen on the test images
-        scores = _probes(digits, digits.x_train, digits.x_test, C, config, rng, True)
+        scores = _probes(digits, digits.x_train[None], digits.x_test[None], C, config, True,
+                         knn=False)  # fmt: skip
         for k, v in scores.items():
-            if k != "knn" and v > raw.get(k, -1.0):
-                raw[k], raw_C[k] = v, C
+            if v[0] > raw.get(k, -1.0):
+                raw[k], raw_C[k] = float(v[0]), C
     raw["knn"] = knn_accuracy(digits.x_train, digits.y_train, digits.x_test, digits.y_test,
                               k=config.knn_k)  # fmt: skip
     randoms = [init_encoder(config.sizes, seed=rng) for _ in range(config.runs)]
-    scores = [
-        _probes(digits, encode(e, digits.x_train), encode(e, digits.x_test), config.probe_C,
-                config, rng, True)
-        for e in randoms
-    ]  # fmt: skip
-    random = {k: read_only([s[k] for s in scores]) for k in scores[0]}
+    Ftr = np.stack([encode(e, digits.x_train) for e in randoms])
+    Fte = np.stack([encode(e, digits.x_test) for e in randoms])
+    random = {k: read_only(v) for k, v in _probes(digits, Ftr, Fte, config.probe_C, config,
+                                                  True).items()}  # fmt: skip
     return {"raw": {k: read_only([v]) for k, v in raw.items()}, "random": random}, raw_C
 
 
-def _record(views, tau, K, steps, encoders, final_taus, history, config, rng, detail):
-    evals = [
-        evaluate(e, views, t, config, rng, detail)
-        for e, t in zip(encoders, final_taus, strict=True)
-    ]
-    values = {k: read_only([e[k] for e in evals]) for k in evals[0]}
+def _record(job, steps, encoders, final_taus, history, config, rng, detail):
+    views, tau, start, K = job[:4]
+    values = {k: read_only(v) for k, v in _evaluate(encoders, views, list(final_taus), config,
+                                                    rng, detail).items()}  # fmt: skip
     learned = tau == "learned"
     losses, temperatures = history
     return Record(views, tau, K, steps, values, read_only(final_taus) if learned else None,
-                  tuple(encoders), losses, temperatures)  # fmt: skip
+                  tuple(encoders), losses, temperatures, start)  # fmt: skip
 
 
 def run(config: Config | None = None) -> Result:
@@ -364,18 +412,19 @@ def run(config: Config | None = None) -> Result:
 def _run_cached(config: Config) -> Result:
     start = time.perf_counter()
     x = load_digits().x_train
-    jobs = []  # (views, tau, batch size, steps, checkpoints): the grid, then the batch sizes
-    for views, tau in config.grid:
+    jobs = []  # (views, tau, start, batch size, steps, checkpoints): the grid, the batch sizes
+    for views, tau, start in config.grid:
         long = tau == config.long_tau
         steps = config.long_steps if long else config.steps
-        jobs.append((views, tau, config.batch_size, steps, config.checkpoints if long else ()))
-    for views, tau in config.grid:
+        cps = config.checkpoints if long else ()
+        jobs.append((views, tau, start, config.batch_size, steps, cps))
+    for views, tau, start in config.grid:
         if tau == config.long_tau:
-            jobs += [(views, tau, K, config.steps, ()) for K in config.batch_sizes]
+            jobs += [(views, tau, start, K, config.steps, ()) for K in config.batch_sizes]
     runs = {}
-    for g, key in enumerate(dict.fromkeys((K, n) for _, _, K, n, _ in jobs)):
-        group = [j for j in jobs if (j[2], j[3]) == key]  # trained together (one stack)
-        cfgs = [TrainingConfig(**config._training(v, t, K, n, c)) for v, t, K, n, c in group]
+    for g, key in enumerate(dict.fromkeys(j[3:5] for j in jobs)):
+        group = [j for j in jobs if j[3:5] == key]  # trained together (one stack)
+        cfgs = [TrainingConfig(**config._training(v, t, K, n, c, a)) for v, t, a, K, n, c in group]
         trained = train_encoders(
             x, cfgs, runs=config.runs, seed=np.random.default_rng([config.seed, g])
         )
@@ -384,21 +433,21 @@ def _run_cached(config: Config) -> Result:
     rng = np.random.default_rng([config.seed, len(jobs)])
     grid, snapshots, sizes = [], [], []
     for i, job in enumerate(jobs):
-        views, tau, K, steps, cps = job
+        tau, K, cps = job[1], job[3], job[5]
         rs = runs[job]
         taus = np.array([r.final_temperature for r in rs])
         at = [r.checkpoints[config.steps] if cps else r.encoder for r in rs]
         history = tuple(read_only(np.stack([getattr(r, k)[: config.steps] for r in rs], axis=1))
                         for k in ("losses", "temperatures"))  # fmt: skip
         detail = "full" if i == 0 or config.all_labels else "grid"
+        if tau == "learned" and not config.probe_learned:
+            detail = "bound"
         target = grid if K == config.batch_size else sizes
-        target.append(_record(views, tau, K, config.steps, at, taus, history, config, rng, detail))
+        target.append(_record(job, config.steps, at, taus, history, config, rng, detail))
         for c in (c for c in cps if c != config.steps):
             encs = [r.checkpoints[c] for r in rs]
             light = "full" if config.all_labels else "snapshot"
-            snapshots.append(
-                _record(views, tau, K, c, encs, taus, (None, None), config, rng, light)
-            )
+            snapshots.append(_record(job, c, encs, taus, (None, None), config, rng, light))
     baselines, raw_C = _baselines(config)
     records = tuple(grid + snapshots + sizes)
     return Result(baselines, raw_C, records, time.perf_counter() - start, config)
@@ -423,6 +472,7 @@ def _results(r: Result) -> dict:
         row.update(_summary(rec.values))
         if rec.final_taus is not None:
             row.update({f"final_{k}": v for k, v in _summary({"tau": rec.final_taus}).items()})
+            row["initial_tau"] = rec.start
         runs.append(row)
     baselines = {name: {k: float(np.median(v)) for k, v in b.items()}
                  for name, b in r.baselines.items()}  # fmt: skip
@@ -447,7 +497,7 @@ def _results(r: Result) -> dict:
 def _tau_text(rec: Record) -> str:
     if rec.final_taus is None:
         return f"{rec.tau:g}"
-    return f"learned {np.median(rec.final_taus):.4f}"
+    return f"learned {rec.start:g}->{np.median(rec.final_taus):.4f}"
 
 
 def tables(r: Result) -> str:
@@ -466,7 +516,8 @@ def tables(r: Result) -> str:
     )
     lines = [
         f"Handwritten digits: {c.runs} runs per configuration (medians), encoder "
-        f"{'-'.join(map(str, c.sizes))}, held-out bound in batches of K = {c.bound_batch_size}",
+        f"{'-'.join(map(str, c.sizes))}, held-out bound in batches of K = {c.bound_batch_size}"
+        f" (N: the training batch; best tau: chosen on the same test pairs, not held out)",
         format_table(["baseline", "probe 1/class", "probe 5/class", "probe all", "kNN"], base),
         f"(raw pixels: the best C of {list(c.raw_Cs)} on the test images, {dict(r.raw_C)})",
         "",
@@ -478,7 +529,7 @@ def tables(r: Result) -> str:
         cells = [f"{rec.median(k):{'.4f' if k == 'best_tau' else '.3f'}}" if k in rec.values
                  else "-" for k in shown]  # fmt: skip
         rows.append([rec.views, _tau_text(rec), rec.batch_size, rec.steps, *cells])
-    headers = ["views", "tau", "K", "steps", "p 1", "p 5", "p all", "kNN", "bound", "best tau",
+    headers = ["views", "tau", "N", "steps", "p 1", "p 5", "p all", "kNN", "bound", "best tau",
                "align", "unif"]  # fmt: skip
     fmts = ["", "", "d", "d", *[""] * len(shown)]
     lines.append(format_table(headers, rows, fmts))
@@ -516,6 +567,12 @@ def _feature_checks(r: Result) -> list[Check]:
         out.append(Check(f"shift views beat a random encoder on {p}",
                          main.median(p) > float(np.median(rnd[p])),
                          f"{main.median(p):.3f} > {np.median(rnd[p]):.3f}"))  # fmt: skip
+    long = _get(r, "shift", r.config.long_tau, steps=r.config.long_steps)
+    if long is not None and long is not main:
+        ok = long.median("probe_5") >= float(raw["probe_5"][0])
+        out.append(Check(f"shift views, {long.steps} steps: the 5-label probe at least the "
+                         "best-tuned raw pixels'", ok,
+                         f"{long.median('probe_5'):.3f} >= {raw['probe_5'][0]:.3f}"))  # fmt: skip
     out.append(Check("shift views beat the best-tuned raw pixels with 1 label per class",
                      main.median("probe_1") > float(raw["probe_1"][0]),
                      f"{main.median('probe_1'):.3f} > {raw['probe_1'][0]:.3f}"))  # fmt: skip
@@ -554,18 +611,37 @@ def _temperature_checks(r: Result) -> list[Check]:
             out.append(Check(f"{views} views: tau = 0.5 gives a lower bound than tau = "
                              f"{c.long_tau:g}", ok, f"{large.median('bound'):.3f} < "
                              f"{small.median('bound'):.3f}"))  # fmt: skip
-    shift_l, noise_l = _get(r, "shift", "learned"), _get(r, "noise", "learned")
-    if shift_l is not None:
-        ratio = float(np.median(shift_l.final_taus)) / shift_l.median("best_tau")
-        out.append(Check("shift views: the learned tau ends within 25% of the best tau of its "
-                         "held-out cosines", abs(math.log(ratio)) < math.log(1.25),
-                         f"learned / best = {ratio:.3f}"))  # fmt: skip
+    for start in (CLIP_START, 0.5):
+        rec = _get(r, "shift", "learned", start=start)
+        if rec is not None:
+            out.append(_tracks_check(rec.final_taus, rec, f"shift views, tau learned from "
+                                     f"{start:g}: ends within 25% of"))  # fmt: skip
+    fixed = _get(r, "shift", 0.5)
+    if fixed is not None:  # the control: the same test must reject a fixed temperature
+        ratio = _tracking_ratio(np.full(c.runs, 0.5), fixed)
+        out.append(Check("shift views, fixed tau = 0.5 (the control): NOT within 25% of the "
+                         "best tau of its held-out cosines", abs(math.log(ratio)) >= math.log(1.25),
+                         f"fixed / best = {ratio:.3f}"))  # fmt: skip
+    noise_l = _get(r, "noise", "learned")
     if noise_l is not None:
         clip = 1.0 / TrainingConfig().max_logit_scale
         final = float(np.median(noise_l.final_taus))
         out.append(Check("noise views: the learned tau ends within 25% of the clip 1/100",
                          final < 1.25 * clip, f"median final tau {final:.4f}"))  # fmt: skip
     return out
+
+
+def _tracking_ratio(taus: np.ndarray, rec: Record) -> float:
+    """The median over the runs of tau over the best tau of the run's held-out cosines."""
+    return float(np.median(np.asarray(taus) / rec.values["best_tau"]))
+
+
+def _tracks_check(taus, rec: Record, what: str) -> Check:
+    ratio = _tracking_ratio(taus, rec)
+    ok = abs(math.log(ratio)) < math.log(1.25)
+    return Check(
+        f"{what} the best tau of its held-out cosines", ok, f"learned / best = {ratio:.3f}"
+    )
 
 
 def checks(r: Result) -> list[Check]:
@@ -588,7 +664,8 @@ def report(config: Config | None = None) -> Report:
              "runs": [{"views", "tau" (a number or "learned"), "batch_size", "steps",
                        "bound_batch_size", and for each metric of METRICS its median and
                        "<metric>_q25", "<metric>_q75" over the runs ("probe_all" where
-                       computed); for a learned tau "final_tau" (median, quartiles)}, ...],
+                       computed); for a learned tau "final_tau" (median, quartiles) and
+                       "initial_tau", where it started}, ...],
              "protocol": {...}}
 
         ``bound`` is the held-out InfoNCE bound in nats (on the information between two

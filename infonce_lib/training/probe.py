@@ -266,12 +266,10 @@ def _label_draws(y: np.ndarray, c: int, per_class: int, draws: int, rng) -> np.n
             f"has {members[short[0]].size}"
         )
     present = [rows for rows in members if rows.size]
-    return np.array(
-        [
-            np.concatenate([rng.choice(rows, size=per_class, replace=False) for rows in present])
-            for _ in range(draws)
-        ]
-    )
+    # Per class, the first per_class of a uniformly random order of its rows, for every draw.
+    picks = [rows[np.argsort(rng.random((draws, rows.size)), axis=1)[:, :per_class]]
+             for rows in present]  # fmt: skip
+    return np.concatenate(picks, axis=1)
 
 
 def few_label_probe(
@@ -330,7 +328,23 @@ def few_label_probe(
     k = as_int(per_class, "per_class", minimum=1)
     m = as_int(draws, "draws", minimum=1)
     C = _inverse_penalty(C)
-    rng = as_generator(seed)
-    chosen = _label_draws(ytr, c, k, m, rng)
-    W, b, _ = _fit(Xtr[chosen], np.eye(c)[ytr[chosen]], C, _tolerance(tol))
-    return FewLabelProbe(_accuracy(W, b, Xte, yte), chosen)
+    chosen = _label_draws(ytr, c, k, m, as_generator(seed))
+    return FewLabelProbe(_stacked_accuracies(Xtr[None], ytr, Xte[None], yte, chosen, C, tol)[0],
+                         chosen)  # fmt: skip
+
+
+def _stacked_accuracies(Xtr, ytr, Xte, yte, chosen, C: float, tol) -> np.ndarray:
+    """The few-label probes of ``E`` feature sets at once (``Xtr`` (E, n, d), ``Xte`` (E, m,
+    d)), each fitted on the rows ``chosen`` (draws, rows): accuracies of shape (E, draws).
+    Their objectives share no parameter, so the joint minimum is each probe's minimum; one
+    L-BFGS run serves them all (the experiments use it for the runs of a configuration)."""
+    E, draws = Xtr.shape[0], chosen.shape[0]
+    c = int(max(ytr.max(), yte.max())) + 1
+    X = Xtr[:, chosen].reshape(E * draws, chosen.shape[1], Xtr.shape[2])
+    Y = np.broadcast_to(np.eye(c)[ytr[chosen]], (E, *chosen.shape, c)).reshape((*X.shape[:2], c))
+    W, b, _ = _fit(X, Y, C, _tolerance(tol))
+    W = W.reshape(E, draws, *W.shape[1:])
+    b = b.reshape(E, draws, 1, c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = Xte[:, None] @ W + b
+    return np.mean(np.argmax(logits, axis=3) == yte, axis=2)

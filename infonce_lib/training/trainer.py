@@ -82,7 +82,8 @@ class TrainingConfig:
         A fixed :math:`\tau > 0`, or ``"learned"``: the log scale is learned (module
         docstring), from ``initial_temperature``.
     initial_temperature : float, default 0.07
-        Where a learned temperature starts (CLIP's, quoted).
+        Where a learned temperature starts (CLIP's, quoted); within the clip, from
+        ``1 / max_logit_scale`` to 1.
     max_logit_scale : float, default 100
         The clip of a learned scale :math:`1/\tau`, ``>= 1`` (CLIP's, quoted).
     learning_rate : float, default 2e-3
@@ -148,6 +149,12 @@ class TrainingConfig:
         if scale < 1.0:
             raise ValueError(f"max_logit_scale must be >= 1; got {scale}")
         put("max_logit_scale", scale)
+        if not 1.0 / scale <= self.initial_temperature <= 1.0:
+            raise ValueError(
+                f"initial_temperature must lie within the clip, from 1/max_logit_scale = "
+                f"{1.0 / scale:g} to 1 (a scale 1/tau from 1 to {scale:g}); got "
+                f"{self.initial_temperature:g}"
+            )
         put("learning_rate", as_positive_scalar(self.learning_rate, "learning_rate"))
         if self.log_scale_learning_rate is not None:
             put(
