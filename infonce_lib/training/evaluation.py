@@ -5,8 +5,9 @@ r"""What a trained encoder is worth: a nearest-neighbour classifier, and the hel
 * :func:`heldout_infonce`: the InfoNCE bound of the trained critic
   :math:`f(a, b) = \cos(g(a), g(b)) / \tau` on view pairs of images the encoder never saw.
   Two independent views :math:`A, B` of a test image :math:`X` are drawn, both embedded, and
-  the pairs cut into batches of :math:`K`; each batch's value (:func:`~infonce_lib.
-  infonce_at_beta` on :func:`~infonce_lib.cosine_scores`) is at most :math:`\log K`, and
+  the pairs cut into batches of :math:`K`; each batch's value
+  (:func:`~infonce_lib.infonce_at_beta` on :func:`~infonce_lib.cosine_scores`) is at most
+  :math:`\log K`, and
   their mean estimates a number whose expectation is at most :math:`I(A; B)`, the
   information between **the two views** (chapter 3's theorem, the critic being fixed before
   the test images are seen). Since :math:`A` and :math:`B` are computed from :math:`X` each
