@@ -153,8 +153,9 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
     r"""InfoNCE lower bound on :math:`I(X; Y)`, one value per batch.
 
     With ``over="x"`` (van den Oord et al., 2018; Poole et al., 2019, the orientation of
-    their derivation, eqs. 8-9 and 12, whose normaliser averages over the candidates
-    :math:`x_{1:K}` for a fixed :math:`y`):
+    their derivation of the multi-sample bound, whose normaliser averages over the
+    candidates :math:`x_{1:K}` for a fixed :math:`y`, and of the notebook that accompanies
+    their paper):
 
     .. math::
 
@@ -164,8 +165,9 @@ def infonce_bound(scores, *, over: Over = "x") -> np.ndarray:
 
     the positive in its own denominator. A term :math:`c(y_i)` added to the critic cancels.
     With ``over="y"`` the softmax runs over the views :math:`y_i` of each column
-    (:math:`\sum_i e^{F_{bij}}`), as in the InfoNCE bound Poole et al. display as their
-    eq. 10, and it is :math:`c(x_j)` that cancels. Each batch value is at
+    (:math:`\sum_i e^{F_{bij}}`), the orientation TensorFlow Probability's
+    ``lower_bound_info_nce`` documents, and it is :math:`c(x_j)` that cancels. Each batch
+    value is at
     most :math:`\log K`.
 
     Parameters
@@ -289,7 +291,8 @@ def _infonce_and_loo_terms(
 def nwj_bound(scores) -> np.ndarray:
     r"""The NWJ lower bound on :math:`I(X; Y)`, one value per batch.
 
-    Nguyen, Wainwright & Jordan (2010); in the notation of Poole et al. (2019, section 2.2):
+    Nguyen, Wainwright & Jordan (2010); in the notation of Poole et al. (2019, among their
+    unnormalised lower bounds):
 
     .. math::
 

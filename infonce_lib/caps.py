@@ -169,7 +169,8 @@ def attainable_cosine_cap(batch_size: int, temperature):
 
     Every batch of :math:`K` pairs of unit vectors :math:`x_i, y_i` (any dimension) scored by
     the cosine critic :math:`S_{ij}/\tau`, :math:`S_{ij} = y_i \cdot x_j`, has
-    :math:`I_{\mathrm{NCE}} \le \mathrm{cap}^{\ast}(K, \tau)`, and a regular simplex attains it.
+    :math:`I_{\mathrm{NCE}} \le \mathrm{cap}^{\ast}(K, \tau)`; a regular simplex attains it
+    when the dimension is at least :math:`K - 1`, and in fewer dimensions it is only a bound.
     It is :func:`mean_gap_cap` at the largest mean gap of unit vectors, :math:`K/(K-1)`
     (:func:`cosine_cap` has 2); as :math:`K \to \infty` it tends to :math:`1/\tau` (the
     score-range cap to :math:`2/\tau`). This is a statement about one batch, whatever its
@@ -339,7 +340,7 @@ def population_cosine_cap(batch_size: int, temperature):
 
     See Also
     --------
-    attainable_cosine_cap : the cap of one batch, which a regular simplex attains.
+    attainable_cosine_cap : the cap of one batch, which a regular simplex attains (d >= K - 1).
 
     Examples
     --------

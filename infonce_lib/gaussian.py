@@ -21,7 +21,7 @@ everything is Gaussian, the mutual information is exact:
 with :math:`\lambda_k` the eigenvalues of :math:`C`, :math:`C_y = C + \sigma^2 I` and
 :math:`J` the joint covariance of :math:`(x, y)`. So are the densities
 :math:`p(y \mid x) = \mathcal{N}(y; x, \sigma^2 I)` and :math:`p(y) = \mathcal{N}(y; 0, C_y)`,
-which give the optimal critic of Poole et al. (2019, section 2.3).
+which give the optimal critic of Poole et al. (2019, their multi-sample bound).
 
 The sampling protocol is fixed so that anyone can reproduce the book's tables:
 ``numpy.linalg.eigh`` of :math:`C` (tiny negative eigenvalues clipped to 0),
@@ -623,8 +623,8 @@ def optimal_critic_scores(x, y, sigma: float, batch_size: int) -> np.ndarray:
         &= -\frac{\lVert y_{bK+i} \rVert^2 - 2\, y_{bK+i} \cdot x_{bK+j}
           + \lVert x_{bK+j} \rVert^2}{2\sigma^2} - \frac d2 \log(2\pi\sigma^2),
 
-    the optimal critic of Poole et al. (2019, section 2.3), up to any :math:`c(y)`. The
-    squared distance is expanded into a matrix product per batch.
+    the optimal critic of Poole et al. (2019, their multi-sample bound), up to any
+    :math:`c(y)`. The squared distance is expanded into a matrix product per batch.
 
     Parameters
     ----------
@@ -684,7 +684,7 @@ def log_density_ratio_scores(x, y, field: GaussianField, sigma: float, batch_siz
         F_{bij} = \log p(y_{bK+i} \mid x_{bK+j}) - \log p(y_{bK+i}),
 
     :func:`optimal_critic_scores` minus :math:`c(y) = \log p(y)`: the critic that is optimal
-    whichever side the softmax normalises (Poole et al., 2019, section 2.3).
+    whichever side the softmax normalises (Poole et al., 2019, their multi-sample bound).
 
     Parameters
     ----------

@@ -38,8 +38,10 @@ def moco_loss(q, k, queue, temperature: float = 0.07, *, chunk_size=None) -> flo
         {e^{q_i \cdot k_i / \tau} + \sum_{m=1}^{K} e^{q_i \cdot k^-_m / \tau}}
 
     (He, Fan, Wu, Xie & Girshick, 2020, eq. 1 and Algorithm 1). **Denominator**: the
-    positive key and the :math:`K` queued keys; the other queries' keys of the same batch
-    are not negatives. One direction (queries are the anchors); mean over queries.
+    positive key and the :math:`K` queued keys, :math:`K + 1` candidates per query (here
+    :math:`K` is MoCo's notation, the queue length; chapter 2 calls it :math:`Q` and keeps
+    :math:`K = Q + 1` for the number of candidates); the other queries' keys of the same
+    batch are not negatives. One direction (queries are the anchors); mean over queries.
     Dot products are taken as given: MoCo's encoders L2-normalise ``q`` and ``k`` (and so
     every queued key), so pass normalised vectors to reproduce the paper.
 

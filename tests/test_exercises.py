@@ -363,3 +363,98 @@ def test_verbose_must_be_a_real_boolean_checked_by_as_bool(bad, monkeypatch, cap
     # The check is as_bool's: with it replaced by bool(), the bad value would be accepted.
     monkeypatch.setattr("infonce_lib.exercises._runner.as_bool", lambda value, name: bool(value))
     assert check_info_nce(info_nce_loss, verbose=bad) is True
+
+
+# Numerical shortcuts and confusions with chapter 3: six more wrong solutions a reader might
+# write, each with the case that must catch it first and the words of its hint.
+def _reader_eps_in_log(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    P = softmax(L, axis=1)  # max-shifted inside scipy: nothing overflows
+    return float(-np.mean(np.log(np.diag(P) + 1e-12)))  # ... but the epsilon shifts tiny p
+
+
+def _reader_clipped_logits(Z1, Z2, temperature=0.1):
+    L = np.clip(np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature, -50, 50)
+    return float(np.mean(logsumexp(L, axis=1) - np.diag(L)))
+
+
+def _reader_no_keepdims(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    m = L.max(axis=1)  # shape (N,): L - m subtracts m[j] from column j
+    return float(np.mean(m + np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))
+
+
+def _reader_loss_minus_log_n(Z1, Z2, temperature=0.1):
+    return scipy_solution(Z1, Z2, temperature) - np.log(len(Z1))
+
+
+def _reader_bound(Z1, Z2, temperature=0.1):
+    return np.log(len(Z1)) - scipy_solution(Z1, Z2, temperature)  # chapter 3's I_NCE
+
+
+def _reader_normalises(Z1, Z2, temperature=0.1):
+    A, B = np.asarray(Z1, float), np.asarray(Z2, float)
+    A = A / np.linalg.norm(A, axis=1, keepdims=True)
+    B = B / np.linalg.norm(B, axis=1, keepdims=True)
+    return scipy_solution(A, B, temperature)
+
+
+def _reader_leave_one_out(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    off = np.where(np.eye(len(L), dtype=bool), -np.inf, L)  # the positive left out
+    return float(np.mean(logsumexp(off, axis=1) - np.diag(L)))
+
+
+SHORTCUTS = {
+    _reader_eps_in_log: ("random batch", "an epsilon inside the log"),
+    _reader_clipped_logits: ("large logits", "logits were clipped"),
+    _reader_no_keepdims: ("random batch", "without keepdims"),
+    _reader_loss_minus_log_n: ("worked example", "the loss minus log N"),
+    _reader_bound: ("worked example", "the bound I_NCE = log N - loss"),
+    _reader_normalises: ("worked example", "normalises the embeddings"),
+    _reader_leave_one_out: ("worked example", "out of its own denominator"),
+}
+
+
+@pytest.mark.parametrize("fn", list(SHORTCUTS), ids=lambda fn: fn.__name__)
+def test_a_numerical_shortcut_fails_with_the_hint_that_names_it(fn, capsys):
+    assert check_info_nce(fn) is False
+    case, words = SHORTCUTS[fn]
+    failing = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL")]
+    assert failing[0].startswith(f"FAIL  {case}:") and words in failing[0], failing[0]
+
+
+def test_the_leave_one_out_form_is_not_finite_for_one_pair_and_says_why(capsys):
+    assert check_info_nce(_reader_leave_one_out) is False
+    (n1,) = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL  N = 1:")]
+    assert "an empty sum" in n1
+
+
+@pytest.mark.parametrize("eps", [1e-12, 1e-8, 1e-6])
+def test_every_usual_epsilon_inside_the_log_is_named(eps, capsys):
+    def eps_in_log(Z1, Z2, temperature=0.1):
+        L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+        return float(-np.mean(np.log(np.diag(softmax(L, axis=1)) + eps)))
+
+    assert check_info_nce(eps_in_log) is False
+    failing = [r for r in _reports(capsys.readouterr().out) if r.startswith("FAIL")]
+    assert "an epsilon inside the log" in failing[0], failing[0]
+    for line in failing[1:]:
+        assert "an epsilon inside the log" in line or "the same mistake as above" in line, line
+
+
+def float32_careful_solution(Z1, Z2, temperature=0.1):
+    """Keeps float32 storage for the inputs but accumulates in float64 (what a reader
+    careful about memory might write): the matrix product and the exponentials in float64."""
+    A = np.asarray(Z1, dtype=np.float32)
+    B = np.asarray(Z2, dtype=np.float32)
+    if not (np.array_equal(A, np.asarray(Z1)) and np.array_equal(B, np.asarray(Z2))):
+        A, B = np.asarray(Z1, np.float64), np.asarray(Z2, np.float64)  # no rounding
+    L = np.matmul(A, B.T, dtype=np.float64) / np.float64(temperature)
+    m = L.max(axis=1, keepdims=True)
+    return float(np.mean(m[:, 0] + np.log1p(np.exp(L - m).sum(axis=1) - 1.0) - np.diag(L)))
+
+
+@pytest.mark.parametrize("fn", [float32_careful_solution, plain_solution])
+def test_two_more_correct_variants_pass(fn):
+    assert check_info_nce(fn, verbose=False) is True

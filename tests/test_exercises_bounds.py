@@ -38,7 +38,7 @@ def logaddexp_solution(scores):
 def test_right_answers_pass(fn, capsys):
     assert check_infonce_bound(fn) is True
     out = capsys.readouterr().out
-    assert "FAIL" not in out and out.count("PASS") == 9 and "All cases pass." in out
+    assert "FAIL" not in out and out.count("PASS") == 10 and "All cases pass." in out
 
 
 def test_the_extreme_cases_are_what_they_claim():
@@ -58,6 +58,8 @@ EXPLANATIONS = (
     "takes their mean", "leave-one-out upper bound", "log(K - 1) was added", "in bits",
     "exp overflowed", "not one per row", "do not clip it", "never np.log of a softmax",
     "each row's own maximum", "and log K added", "symmetric, CLIP-style",
+    "was made positive", "an epsilon inside the log", "over K - 1 rows",
+    "log(K + 1) was added", "by F.size", "scores were clipped", "not saturated",
 )  # fmt: skip
 # mistake -> (the case that must catch it, words its explanation must contain)
 EXPECTED = {
@@ -84,7 +86,10 @@ assert {words for _, words in EXPECTED.values()} <= set(EXPLANATIONS) | {
 }  # fmt: skip
 
 # A later batch that a mistake also fails, with another explanation that is also right.
-ALSO = {"no max-subtraction": "never np.log of a softmax"}  # it takes the log of a ratio
+ALSO = {
+    "no max-subtraction": "never np.log of a softmax",  # it takes the log of a ratio
+    "sign flipped": "was made positive",  # on a negative value, abs() gives the same number
+}
 
 
 def test_every_mistake_is_listed():
@@ -192,3 +197,87 @@ def test_not_a_number_and_not_callable(capsys):
     assert "not a number" in capsys.readouterr().out
     with pytest.raises(TypeError, match="fn must be a callable"):
         check_infonce_bound(3.0)
+
+
+# Shortcuts a reader might take, each with the batch that must catch it first and the words
+# of its hint.
+def _reader_clip_500(scores):
+    F = np.clip(np.asarray(scores, dtype=float), -500, 500)  # "to avoid overflow"
+    return float(np.log(len(F)) + np.mean(np.diag(F) - logsumexp(F, axis=1)))
+
+
+def _reader_log_k_when_large(scores):
+    F = np.asarray(scores, dtype=float)
+    if np.abs(F).max() > 700:  # "large scores saturate the bound"
+        return math.log(len(F))
+    return scipy_solution(F)
+
+
+def _reader_abs(scores):
+    return abs(scipy_solution(scores))  # "mutual information is never negative"
+
+
+def _reader_eps(scores):
+    from scipy.special import softmax
+
+    F = np.asarray(scores, dtype=float)
+    return float(np.log(len(F)) + np.mean(np.log(np.diag(softmax(F, axis=1)) + 1e-12)))
+
+
+def _reader_k_minus_1_rows(scores):
+    F = np.asarray(scores, dtype=float)
+    lp = np.diag(F) - logsumexp(F, axis=1)
+    return float(np.log(len(F)) + sum(lp[i] for i in range(len(F) - 1)) / (len(F) - 1))
+
+
+def _reader_log_k_plus_1(scores):
+    F = np.asarray(scores, dtype=float)
+    return float(np.log(len(F) + 1) + np.mean(np.diag(F) - logsumexp(F, axis=1)))
+
+
+def _reader_divides_by_size(scores):
+    F = np.asarray(scores, dtype=float)
+    return float(np.log(len(F)) + np.sum(np.diag(F) - logsumexp(F, axis=1)) / F.size)
+
+
+SHORTCUTS = {
+    _reader_clip_500: ("large, unsaturated", "scores were clipped"),
+    _reader_log_k_when_large: ("large, unsaturated", "not saturated"),
+    _reader_abs: ("worse than chance", "was made positive"),
+    _reader_eps: ("positive far below", "an epsilon inside the log"),
+    _reader_k_minus_1_rows: ("a 5 x 5 batch", "over K - 1 rows"),
+    _reader_log_k_plus_1: ("a 5 x 5 batch", "log(K + 1) was added"),
+    _reader_divides_by_size: ("a 5 x 5 batch", "by F.size"),
+}
+
+
+@pytest.mark.parametrize("fn", list(SHORTCUTS), ids=lambda fn: fn.__name__)
+def test_a_shortcut_fails_with_the_hint_that_names_it(fn, capsys):
+    assert check_infonce_bound(fn) is False
+    case, words = SHORTCUTS[fn]
+    out = _flat(capsys.readouterr().out)
+    first = out.split("FAIL ")[1]
+    assert first.startswith(f"{case}:") and words in first, first
+    for line in out.split("FAIL ")[1:]:
+        assert all(w == words for w in EXPLANATIONS if w in line), line
+
+
+def float32_solution(scores):
+    """Careful float32 arithmetic: each row shifted by its own maximum, the log-softmax taken
+    directly, only the final mean and log K in float64."""
+    F = np.asarray(scores, dtype=np.float32)
+    shifted = F - F.max(axis=1, keepdims=True)
+    log_probs = np.diag(shifted) - np.log(np.exp(shifted).sum(axis=1))
+    return math.log(len(F)) + float(np.mean(log_probs, dtype=np.float64))
+
+
+def test_careful_float32_arithmetic_passes(capsys):
+    assert check_infonce_bound(float32_solution) is True, capsys.readouterr().out
+
+
+def test_the_unsaturated_large_case_is_what_it_claims():
+    (case,) = [c for c in _cases() if c.name == "large, unsaturated"]
+    F = np.asarray(case.scores)
+    assert F.min() > 709.79  # a plain exp overflows in every entry
+    assert np.array_equal(F.astype(np.float32), F)  # exact in float32
+    assert math.log(4) - case.expected > 0.5  # far from the ceiling log K

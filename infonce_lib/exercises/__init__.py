@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import contrastive_log_probs, contrastive_loss_from_logits
 from ..losses import info_nce_loss
+from ._infonce_mistakes import typical_mistakes
 from ._runner import call_reader, hinted_report
 
 __all__ = ["check_info_nce", "typical_mistakes"]
@@ -123,11 +124,43 @@ _HINT_ALL_ENTRIES = (
     "this averages -log p_ij over every entry of the matrix; the loss takes the positives "
     "only, the diagonal entries -log p_ii"
 )
+_HINT_EPS_IN_LOG = (
+    "an epsilon inside the log, -log(p_ii + eps): it shifts row i's loss by about "
+    "eps / p_ii, which is not negligible where a positive's probability is small; take the "
+    "log-probability directly, (l_ii - m_i) - log sum_j e^(l_ij - m_i), which needs no eps"
+)
+_HINT_CLIPPED = (
+    "the logits were clipped: np.clip changes every logit beyond the bound, and so the "
+    "loss; subtracting each row's maximum already keeps exp from overflowing, so no clip "
+    "is needed"
+)
+_HINT_NO_KEEPDIMS = (
+    "the row maxima were subtracted without keepdims: logits - logits.max(axis=1) "
+    "broadcasts the (N,) vector along the rows, so column j loses row j's maximum; use "
+    "logits.max(axis=1, keepdims=True)"
+)
+_HINT_LOSS_MINUS_LOG_N = (
+    "this is the loss minus log N, that is minus the bound I_NCE = log N - loss; the "
+    "exercise asks for the loss itself, -mean(log p_ii), with no log N"
+)
+_HINT_BOUND = (
+    "this is the bound I_NCE = log N - loss (chapter 3), not the loss: return "
+    "-mean(log p_ii), with no log N"
+)
+_HINT_NORMALISED = (
+    "this normalises the embeddings (cosine logits); the exercise takes the raw dot "
+    "products Z1 @ Z2.T / tau, without dividing by the norms"
+)
 _HINT_N1_NONFINITE = (
     "with N = 1 the positive is the only candidate and the loss is exactly 0; a NaN or "
     "inf here comes from an empty sum (the positive left out of its own denominator) or "
     "from dividing by N - 1"
 )
+
+
+# The epsilons readers put inside a log, and the bounds they clip logits to.
+_EPSILONS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5)
+_CLIPS = (10.0, 20.0, 30.0, 50.0, 80.0, 88.0, 100.0, 300.0, 500.0, 700.0, 709.0)
 
 
 def _loss(logits: np.ndarray) -> float:
@@ -160,8 +193,15 @@ def _known_mistakes(Z1, Z2, tau: float) -> list[tuple[float, str]]:
         (float(np.mean(lse - np.diag(S))), _HINT_TAU_INSIDE),
         (_loss(sq_dist / tau), _HINT_SQDIST),
     ]
+    known += _numerical_mistakes(L, log_p)
+    unit_a = A / np.linalg.norm(A, axis=1, keepdims=True)
+    unit_b = B / np.linalg.norm(B, axis=1, keepdims=True)
+    if np.all(np.isfinite(unit_a)) and np.all(np.isfinite(unit_b)):  # no zero rows
+        known.append((_loss(unit_a @ unit_b.T / tau), _HINT_NORMALISED))
     if n > 1:
         known += [
+            (loss - math.log(n), _HINT_LOSS_MINUS_LOG_N),
+            (math.log(n) - loss, _HINT_BOUND),
             (-loss, _HINT_MINUS),
             (n * loss, _HINT_SUM),
             (n * loss / (n - 1), _HINT_N_MINUS_1),
@@ -173,6 +213,19 @@ def _known_mistakes(Z1, Z2, tau: float) -> list[tuple[float, str]]:
     return [(v, h) for v, h in known if not _close(v, loss)]
 
 
+def _numerical_mistakes(L: np.ndarray, log_p: np.ndarray) -> list[tuple[float, str]]:
+    """Values of numerical shortcuts: an epsilon inside the log, clipped logits, and row
+    maxima subtracted without keepdims (kept only where they are finite)."""
+    p_pos = np.exp(log_p)  # each positive's softmax probability
+    known = [(-float(np.mean(np.log(p_pos + eps))), _HINT_EPS_IN_LOG) for eps in _EPSILONS]
+    known += [(_loss(np.clip(L, -c, c)), _HINT_CLIPPED) for c in _CLIPS if np.abs(L).max() > c]
+    m = L.max(axis=1)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        no_keepdims = float(np.mean(m + np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))
+    known.append((no_keepdims, _HINT_NO_KEEPDIMS))
+    return [(v, h) for v, h in known if math.isfinite(v)]
+
+
 def _grouped(known: list[tuple[float, str]]) -> list[tuple[float, str]]:
     """One entry per distinct value: mistakes that give the same value on a case share a
     hint that names each of them (a later case, built for it, tells them apart)."""
@@ -180,7 +233,8 @@ def _grouped(known: list[tuple[float, str]]) -> list[tuple[float, str]]:
     for value, hint in known:
         for other, hints in groups:
             if _close(value, other):
-                hints.append(hint)
+                if hint not in hints:  # one shortcut at two settings is one mistake
+                    hints.append(hint)
                 break
         else:
             groups.append((value, [hint]))
@@ -432,15 +486,22 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
                                   wrong axis; CLIP's symmetric average of both
                                   axes; positives off the diagonal; the mean over
                                   every entry; the positive left out of its own
-                                  denominator; squared-distance logits; one loss
-                                  per anchor returned
-    large logits (τ = 0.01)       no max-subtraction (exp overflows to inf)
+                                  denominator; squared-distance logits; the
+                                  embeddings normalised (cosine logits); the
+                                  loss minus log N, or the bound log N - loss;
+                                  the row maxima subtracted without keepdims;
+                                  an epsilon inside the log (where a positive's
+                                  probability is small); one loss per anchor
+                                  returned
+    large logits (τ = 0.01)       no max-subtraction (exp overflows to inf);
+                                  logits clipped to a bound (10 to 709)
     rows far apart                one maximum for the whole batch (a row far
                                   below it underflows to 0)
     positive far below            the log of a softmax probability (a positive
                                   more than 745 below its row's maximum has
                                   probability 0 in float64)
-    N = 1                         code that squeezes or divides by N - 1
+    N = 1                         code that squeezes or divides by N - 1, or
+                                  leaves the positive out (an empty sum: inf)
     float32 input                 computing in float32 instead of float64
     nested lists                  code that needs NumPy arrays
     inputs unchanged              in-place changes to the caller's arrays
@@ -509,233 +570,3 @@ def check_info_nce(fn: Callable, *, verbose: bool = True) -> bool:
             "max-subtraction, the diagonal as positives, the mean over rows)."
         ),
     )
-
-
-# ---------------------------------------------------------------- the usual mistakes
-
-
-def _no_max_subtraction(Z1, Z2, temperature=0.1):
-    A = np.asarray(Z1, dtype=float)
-    B = np.asarray(Z2, dtype=float)
-    E = np.exp(A @ B.T / temperature)  # overflows once a logit exceeds ~709.78
-    return float(-np.mean(np.log(np.diag(E) / E.sum(axis=1))))
-
-
-def _stable_rows(L, axis=1):
-    m = L.max(axis=axis, keepdims=True)
-    return (m + np.log(np.exp(L - m).sum(axis=axis, keepdims=True))).ravel()
-
-
-def _wrong_axis(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.mean(_stable_rows(L, axis=0) - np.diag(L)))
-
-
-def _sum_not_mean(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.sum(_stable_rows(L) - np.diag(L)))
-
-
-def _positives_in_column_0(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.mean(_stable_rows(L) - L[:, 0]))
-
-
-def _positive_left_out(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    off = L.copy()
-    np.fill_diagonal(off, -np.inf)
-    return float(np.mean(_stable_rows(off) - np.diag(L)))
-
-
-def _squeezes(Z1, Z2, temperature=0.1):
-    A = np.squeeze(np.asarray(Z1, dtype=float))
-    B = np.squeeze(np.asarray(Z2, dtype=float))
-    L = A @ B.T / temperature
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _float32(Z1, Z2, temperature=0.1):
-    A, B = np.asarray(Z1), np.asarray(Z2)
-    L = A @ B.T / np.asarray(temperature, dtype=A.dtype)
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _row_losses(Z1, Z2, scale):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T * scale
-    return _stable_rows(L) - np.diag(L)
-
-
-def _tau_twice(Z1, Z2, temperature=0.1):
-    A = np.asarray(Z1, dtype=float) / temperature  # divides by tau here ...
-    L = A @ np.asarray(Z2, dtype=float).T / temperature  # ... and again here
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _tau_forgotten(Z1, Z2, temperature=0.1):
-    return float(np.mean(_row_losses(Z1, Z2, 1.0)))  # temperature never used
-
-
-def _tau_multiplied(Z1, Z2, temperature=0.1):
-    return float(np.mean(_row_losses(Z1, Z2, temperature)))  # * tau, not / tau
-
-
-def _minus_loss(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.mean(np.diag(L) - _stable_rows(L)))  # mean log p_ii: minus the loss
-
-
-def _negated_logits(Z1, Z2, temperature=0.1):
-    return float(np.mean(_row_losses(Z1, Z2, -1.0 / temperature)))  # softmax of -logits
-
-
-def _casts_to_float32(Z1, Z2, temperature=0.1):
-    A = np.asarray(Z1, dtype=np.float32)
-    B = np.asarray(Z2, dtype=np.float32)
-    L = A @ B.T / np.float32(temperature)
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _per_row(Z1, Z2, temperature=0.1):
-    return _row_losses(Z1, Z2, 1.0 / temperature)  # N losses, not their mean
-
-
-def _needs_arrays(Z1, Z2, temperature=0.1):
-    L = Z1.astype(float) @ Z2.astype(float).T / temperature  # lists have no .astype
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _modifies_inputs(Z1, Z2, temperature=0.1):
-    A = np.asarray(Z1, dtype=float)
-    A /= temperature  # changes the caller's float64 array
-    L = A @ np.asarray(Z2, dtype=float).T
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _no_default(Z1, Z2, temperature):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _log_of_softmax(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    E = np.exp(L - L.max(axis=1, keepdims=True))  # max-shifted: nothing overflows ...
-    P = E / E.sum(axis=1, keepdims=True)
-    return float(-np.mean(np.log(np.diag(P))))  # ... but a tiny p_ii becomes 0, log 0 = -inf
-
-
-def _global_max(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    m = L.max()  # one maximum for the whole batch, not one per row
-    return float(np.mean(m + np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))
-
-
-def _symmetric(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    rows = np.mean(_stable_rows(L) - np.diag(L))
-    columns = np.mean(_stable_rows(L, axis=0) - np.diag(L))
-    return float((rows + columns) / 2)  # CLIP's loss, not InfoNCE's
-
-
-def _tau_inside_only(Z1, Z2, temperature=0.1):
-    S = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T
-    return float(np.mean(_stable_rows(S / temperature) - np.diag(S)))  # positive not / tau
-
-
-def _mean_over_n_minus_1(Z1, Z2, temperature=0.1):
-    terms = _row_losses(Z1, Z2, 1.0 / temperature)
-    return float(terms.sum() / (len(terms) - 1))
-
-
-def _squared_distance_logits(Z1, Z2, temperature=0.1):
-    A, B = np.asarray(Z1, dtype=float), np.asarray(Z2, dtype=float)
-    L = -((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2) / temperature
-    return float(np.mean(_stable_rows(L) - np.diag(L)))
-
-
-def _all_entries(Z1, Z2, temperature=0.1):
-    L = np.asarray(Z1, dtype=float) @ np.asarray(Z2, dtype=float).T / temperature
-    return float(np.mean(_stable_rows(L)[:, None] - L))  # every -log p_ij, not the diagonal
-
-
-def typical_mistakes() -> dict[str, Callable]:
-    r"""Twenty-four deliberately wrong InfoNCE implementations, one per usual mistake.
-
-    Each is a short NumPy function with the exercise's signature
-    ``(Z1, Z2, temperature=0.1) -> float`` that is right except for one thing:
-
-    - ``"no max-subtraction"``: :math:`\log \sum_j e^{\ell_{ij}}` computed as written,
-      which overflows once a logit exceeds about 709;
-    - ``"softmax over the wrong axis"``: normalises over anchors (axis 0);
-    - ``"sum instead of mean"``: sums the row losses;
-    - ``"positives in column 0"``: takes column 0 as every anchor's positive;
-    - ``"positive left out of the denominator"``: the leave-one-out form (Poole et al.,
-      2019), not InfoNCE;
-    - ``"temperature applied twice"``: divides ``Z1`` by τ and then the logits again, so
-      the logits are :math:`Z_1 Z_2^\top / \tau^2`;
-    - ``"temperature forgotten"``: never divides by τ;
-    - ``"temperature multiplied"``: multiplies the logits by τ;
-    - ``"returns minus the loss"``: the mean log-probability of the positives;
-    - ``"negated logits"``: the softmax of :math:`-\ell`, as if the scores were distances;
-    - ``"squeezes its input"``: ``np.squeeze`` turns an ``(1, D)`` batch into a vector;
-    - ``"computes in float32"``: keeps the input's dtype;
-    - ``"casts to float32"``: converts every input to float32;
-    - ``"per-row output"``: returns the ``N`` row losses instead of their mean;
-    - ``"needs NumPy arrays"``: calls ``.astype`` on its inputs, so lists fail;
-    - ``"modifies its inputs"``: divides the caller's ``Z1`` by τ in place;
-    - ``"no default temperature"``: ``temperature`` is required;
-    - ``"log of the softmax"``: max-shifted, but ``-log`` of the softmax probability,
-      which underflows to 0 when a positive lies more than about 745 below its row's
-      maximum;
-    - ``"global maximum"``: subtracts the largest logit of the whole batch, so a row far
-      below it underflows to 0;
-    - ``"symmetric (CLIP) average"``: the mean of the row and the column losses;
-    - ``"temperature inside the log-sum-exp only"``: the positive's logit is not divided
-      by τ;
-    - ``"mean over N - 1"``: the sum of the row losses divided by ``N - 1``;
-    - ``"squared-distance logits"``: :math:`-\lVert z^{(1)}_i - z^{(2)}_j \rVert^2 / \tau`
-      instead of dot products;
-    - ``"mean over all entries"``: averages :math:`-\log p_{ij}` over the whole matrix.
-
-    Returns
-    -------
-    dict of str to callable
-        Name of the mistake to the function that makes it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> naive = typical_mistakes()["no max-subtraction"]
-    >>> Z = np.eye(2)
-    >>> round(naive(Z, Z, temperature=1.0), 6) == round(info_nce_loss(Z, Z, 1.0), 6)
-    True
-    >>> with np.errstate(over="ignore", invalid="ignore"):
-    ...     naive(Z, Z, temperature=1e-3)  # e^1000 is inf, and inf / inf is nan
-    nan
-    """
-    return {
-        "no max-subtraction": _no_max_subtraction,
-        "softmax over the wrong axis": _wrong_axis,
-        "sum instead of mean": _sum_not_mean,
-        "positives in column 0": _positives_in_column_0,
-        "positive left out of the denominator": _positive_left_out,
-        "temperature applied twice": _tau_twice,
-        "temperature forgotten": _tau_forgotten,
-        "temperature multiplied": _tau_multiplied,
-        "returns minus the loss": _minus_loss,
-        "negated logits": _negated_logits,
-        "squeezes its input": _squeezes,
-        "computes in float32": _float32,
-        "casts to float32": _casts_to_float32,
-        "per-row output": _per_row,
-        "needs NumPy arrays": _needs_arrays,
-        "modifies its inputs": _modifies_inputs,
-        "no default temperature": _no_default,
-        "log of the softmax": _log_of_softmax,
-        "global maximum": _global_max,
-        "symmetric (CLIP) average": _symmetric,
-        "temperature inside the log-sum-exp only": _tau_inside_only,
-        "mean over N - 1": _mean_over_n_minus_1,
-        "squared-distance logits": _squared_distance_logits,
-        "mean over all entries": _all_entries,
-    }

@@ -30,8 +30,13 @@ from ._runner import plain_report
 
 __all__ = ["check_infonce_bound", "infonce_bound_mistakes"]
 
-_RTOL = 1e-9
-_ATOL = 1e-12
+# An answer passes within 1e-6 relative or 1e-6 absolute: float32 arithmetic done carefully
+# (each row shifted by its maximum) lands there, every usual mistake far outside.
+_RTOL = 1e-6
+_ATOL = 1e-6
+# The epsilons readers put inside a log, and the bounds they clip scores to.
+_EPSILONS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5)
+_CLIPS = (50.0, 80.0, 88.0, 100.0, 300.0, 500.0, 700.0, 709.0)
 
 _HINTS = {
     "wrong axis": (
@@ -73,6 +78,31 @@ _HINTS = {
         "a whole row underflowed to 0: subtract each row's own maximum "
         "(F.max(axis=1, keepdims=True)), not the largest score of the whole batch"
     ),
+    "abs": (
+        "the value has the wrong sign: either the whole sign was flipped or it was made "
+        "positive (abs); a batch worse than chance has a negative value, keep its sign"
+    ),
+    "eps": (
+        "an epsilon inside the log, log(p_ii + eps): it shifts the value where a positive's "
+        "probability is small; compute the log-softmax directly, F_ii - logsumexp(F_i)"
+    ),
+    "K-1 rows": (
+        "this averages over K - 1 rows (a sum divided by K - 1, or a loop that stops one "
+        "row early); the bound is the mean over all K rows"
+    ),
+    "log K+1": "log(K + 1) was added instead of log K: there are K candidates, positive included",
+    "size": (
+        "this divides the sum of the K log-probabilities by F.size = K * K; their mean "
+        "divides by K (len(F))"
+    ),
+    "clip scores": (
+        "the scores were clipped: np.clip changes every score beyond the bound, and so the "
+        "value; shifting each row by its maximum already keeps exp from overflowing"
+    ),
+    "log K shortcut": (
+        "this is log K, the ceiling, but this batch is not saturated: its scores are large "
+        "and their differences small; compute the log-softmax of every batch exactly"
+    ),
     "log of softmax": (
         "the positive's probability underflowed to 0 before the log (its score is more "
         "than 745 below its row's maximum): compute the log-softmax directly, "
@@ -106,6 +136,10 @@ def _loo_value(F: np.ndarray) -> float:
     return math.log(K - 1) + float(np.mean(np.diag(F) - logsumexp(off, axis=1)))
 
 
+def _bound(F: np.ndarray) -> float:
+    return math.log(F.shape[0]) + float(_log_probs(F).mean())
+
+
 def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
     K = F.shape[0]
     lp = _log_probs(F)
@@ -114,7 +148,7 @@ def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
         (math.log(K) + float(_log_probs(F, axis=0).mean()), _HINTS["wrong axis"]),
         (float(lp.mean()), _HINTS["no log K"]),
         (-float(lp.mean()), _HINTS["loss"]),
-        (-bound, _HINTS["sign"]),
+        (-bound, _HINTS["sign"] if bound >= 0 else _HINTS["abs"]),  # -bound = abs(bound)
         (math.log(K) + float(lp.sum()), _HINTS["sum"]),
         (K * bound, _HINTS["sum"]),
         (_loo_value(F), _HINTS["leave one out"]),
@@ -123,6 +157,12 @@ def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
         (bound / math.log(2.0), _HINTS["bits"]),
         (math.log(K) + float((lp + _log_probs(F, axis=0)).mean()) / 2, _HINTS["symmetric"]),
         (max(0.0, bound), _HINTS["clipped"]),
+        (math.log(K) + float(lp.sum()) / (K - 1), _HINTS["K-1 rows"]),
+        (math.log(K) + float(lp[:-1].mean()), _HINTS["K-1 rows"]),
+        (bound - math.log(K) + math.log(K + 1), _HINTS["log K+1"]),
+        (math.log(K) + float(lp.sum()) / F.size, _HINTS["size"]),
+        *[(math.log(K) + float(np.log(np.exp(lp) + e).mean()), _HINTS["eps"]) for e in _EPSILONS],
+        *[(_bound(np.clip(F, -c, c)), _HINTS["clip scores"]) for c in _CLIPS if abs(F).max() > c],
     ]
     # Where two mistakes give the same number (e.g. every log-probability 0), name neither.
     return [
@@ -138,6 +178,8 @@ def _cases() -> list[_Case]:
     F2 = 300.0 * rng.normal(size=(4, 4)) + 800.0 * np.eye(4)
     F3 = rng.normal(size=(3, 3)) + np.eye(3)
     F4 = rng.normal(size=(4, 4)) - 2.0 * np.eye(4)  # positives scored below the negatives
+    # 2048 plus quarters: exact in float32 too, so careful float32 arithmetic passes here.
+    F5 = 2048.0 + rng.integers(-6, 7, size=(4, 4)) / 4 + np.eye(4)
     return [
         _Case(
             "a 5 x 5 batch",
@@ -150,6 +192,14 @@ def _cases() -> list[_Case]:
             F2,
             "positives near 800: a plain exp overflows float64 here",
             _known_values(F2),
+            nonfinite_hint=_HINTS["overflow"],
+        ),
+        _Case(
+            "large, unsaturated",
+            F5,
+            "scores near 2048 that differ by a few units: exp overflows, and the value is "
+            "well below log K",
+            [*_known_values(F5), (math.log(4), _HINTS["log K shortcut"])],
             nonfinite_hint=_HINTS["overflow"],
         ),
         _Case(
@@ -254,11 +304,13 @@ def _run_case(fn: Callable, case: _Case) -> tuple[bool, str]:
 
 
 def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
-    r"""Check a reader's ``my_infonce_bound(scores)`` on nine batches.
+    r"""Check a reader's ``my_infonce_bound(scores)`` on ten batches.
 
     The reference is :func:`infonce_bound` of the library on the same batch: the softmax over
     the candidates of each row, the positive kept in its own denominator, the mean over rows
-    plus :math:`\log K`, in nats. A value passes within 1e-9 relative (1e-12 absolute).
+    plus :math:`\log K`, in nats. A value passes within 1e-6 relative or 1e-6 absolute, so
+    careful float32 arithmetic (each row shifted by its own maximum) passes too; every usual
+    mistake lands far outside.
 
     ========================  ===================================================
     case                      catches
@@ -267,16 +319,22 @@ def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
                               both axes; log K missing; the loss or the negated
                               bound returned; a sum instead of a mean; the
                               positive left out (leave-one-out, with log(K - 1)
-                              or with log K); log(K - 1); bits instead of nats;
-                              one value per row
+                              or with log K); log(K - 1) or log(K + 1); bits
+                              instead of nats; the mean over K - 1 rows, or the
+                              sum divided by F.size; one value per row
     large scores              no max-subtraction (exp overflows)
+    large, unsaturated        scores near 2048 that differ by a few units: no
+                              max-subtraction, scores clipped (to 500, say),
+                              or log K returned for large scores
     an uninformative critic   equal scores must give exactly 0
     a perfect critic          the ceiling log K
-    worse than chance         a negative value clipped at 0
+    worse than chance         a negative value clipped at 0, or made positive
+                              (abs)
     rows far apart            one maximum for the whole batch (a row 800 below
                               it underflows to 0)
     positive far below        the log of a softmax probability (a positive 800
-                              below its row's maximum has probability 0)
+                              below its row's maximum has probability 0), or
+                              an epsilon inside that log
     nested lists              code that needs a NumPy array
     scores unchanged          in-place changes to the caller's array
     ========================  ===================================================
@@ -313,7 +371,7 @@ def check_infonce_bound(fn: Callable, *, verbose: bool = True) -> bool:
     FAIL  a 5 x 5 batch: expected 0.853569, got 0.755869: this is the InfoNCE loss,
           minus the mean log-probability; the bound is log K minus the loss
     ...
-    9 of 9 cases fail; each FAIL line says what went wrong.
+    10 of 10 cases fail; each FAIL line says what went wrong.
     False
     """
     if not callable(fn):

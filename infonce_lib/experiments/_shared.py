@@ -67,7 +67,8 @@ def cap_checks(max_minus_cap, best_max_minus_cap, max_minus_att, best_max_minus_
     excess_att = max(float(np.max(max_minus_att)), best_max_minus_att)
     return [
         Check(
-            "cosine critic: no batch exceeds the score-range cap, at any tau or the best",
+            "cosine critic: no batch exceeds the score-range cap, at any tau or the best "
+            "(an illustration: it holds by construction for cosines)",
             excess <= 0.0,
             f"largest batch value - range cap {f4(excess)}",
         ),

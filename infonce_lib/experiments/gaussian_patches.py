@@ -467,7 +467,8 @@ def _results(r: Result) -> dict:
 CAPS_LEGEND = (
     "range cap = log K - log(1 + (K-1) e^(-2/tau)), which no scores in [-1, 1] pass;",
     "attainable = log K - log(1 + (K-1) e^(-K/((K-1) tau))), which no unit-norm",
-    "embeddings pass (a regular simplex reaches it); max = the largest batch value",
+    "embeddings pass (a regular simplex reaches it if d >= K - 1; in fewer dimensions",
+    "it is only a bound); max = the largest batch value",
 )
 
 
