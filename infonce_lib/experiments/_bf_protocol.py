@@ -28,9 +28,9 @@ PROTOCOLS, CRITICS, TASKS = ("book", "poole"), ("joint", "separable", "both"), (
 #: eps 1e-7) and Glorot-uniform initialisation, float32, 4,000 steps per level.
 _PROTOCOL = {
     "book": dict(
-        joint=dict(hidden=128, layers=1, learning_rate=1e-2),
+        joint=dict(hidden=96, layers=1, learning_rate=1e-2),
         separable=dict(hidden=64, layers=1, learning_rate=2e-3),
-        embed=32, steps=75, first_extra=75, seeds=5, eps=1e-8, glorot=False,
+        embed=32, steps=50, first_extra=150, seeds=5, eps=1e-8, glorot=False,
         transpose_joint=False, columns=book_columns(0.01),
     ),
     "poole": dict(
@@ -60,8 +60,8 @@ class Protocol:
     seeds : int, optional
         Independent runs (data and initial weights); default 5 (book), 1 (poole).
     steps_per_level : int, optional
-        Adam steps per level; default 75 (book, plus 75 more at the first level), 4,000
-        (poole).
+        Adam steps per level; default 50 (book, plus 150 more at the first level, where
+        the critics start from scratch), 4,000 (poole).
     tail : float
         Fraction of each level's steps whose estimates make a seed's estimate.
     optimal_batches : int
