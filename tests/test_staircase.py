@@ -243,3 +243,11 @@ def test_command_line_options(tmp_path, capsys):
     assert "How this differs from Poole et al.'s Colab" in text
     assert cli.main(["reproduce", "bound-family", "--critic", "concat"]) == cli.EXIT_USAGE
     assert cli.main(["reproduce", "nce-efficiency", "--critic", "joint"]) == cli.EXIT_USAGE
+
+
+def test_parallel_runs_give_the_same_numbers():
+    p = bf.Protocol(critic="separable", seeds=2, steps_per_level=2, optimal_batches=2)
+    one = bf.run_protocol(p)
+    two = bf.run_protocol(bf.Protocol(**{**p.__dict__, "jobs": 2}))
+    for c in one.columns:
+        np.testing.assert_array_equal(one.estimates["separable"][c], two.estimates["separable"][c])
