@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 
 from common import describe_machine, format_rows, machine_speed  # noqa: E402
 
-MODULES = ["bench_losses", "bench_patches", "bench_notebooks"]
+MODULES = ["bench_losses", "bench_patches", "bench_notebooks", "bench_trainer"]
 
 
 def _context() -> dict:

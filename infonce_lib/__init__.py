@@ -21,6 +21,7 @@ from . import (
     core,
     critics,
     doe,
+    dv_variants,
     exercises,
     gaussian,
     gaussian_nce,
@@ -50,6 +51,7 @@ from .convergence import *  # noqa: F403
 from .core import *  # noqa: F403
 from .critics import *  # noqa: F403
 from .doe import *  # noqa: F403
+from .dv_variants import *  # noqa: F403
 from .exercises import *  # noqa: F403
 from .exercises import bound_family as _exercises_bound_family
 from .exercises import bounds as _exercises_bounds
@@ -104,7 +106,7 @@ SEED_VARIABLE = seeding.SEED_VARIABLE
 _MODULES = (
     core, nce, _exercises_nce, gaussian_nce, nce_population, losses, moco, exercises, bounds,
     _exercises_bounds, gaussian, patches, bound_family, bound_family_exact,
-    critics, optim, _exercises_bound_family,
+    critics, optim, dv_variants, _exercises_bound_family,
     doe, limits, confidence, _exercises_limits, hypersphere, convergence, caps, temperature,
     margin_losses, _exercises_temperature, warped_patches, readouts, _exercises_misconceptions,
     *training.MODULES, _exercises_training, published, report, seeding,

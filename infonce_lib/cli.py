@@ -8,7 +8,10 @@ the book and the command cannot disagree.
 Usage::
 
     python -m infonce_lib reproduce --list
-    python -m infonce_lib reproduce NAME [--json PATH]
+    python -m infonce_lib reproduce NAME [--json PATH] [the experiment's own options]
+
+An experiment may define ``add_arguments(parser)`` and ``config_from_arguments(args)`` for
+options of its own (``reproduce bound-family --critic joint``, for instance).
 
 The command prints the tables and the checks and exits with status 1 if any check fails,
 and with status 2 (one line on standard error, nothing run) on a usage error: an unknown
@@ -40,8 +43,9 @@ class _UsageError(Exception):
     """A mistake on the command line: reported in one line, exit status 2."""
 
 
-def run_experiment(name: str) -> Report:
-    """Run the experiment registered under ``name`` (its default configuration).
+def run_experiment(name: str, config=None) -> Report:
+    """Run the experiment registered under ``name`` (its default configuration, or
+    ``config`` built from its own command-line options).
 
     Raises
     ------
@@ -51,7 +55,8 @@ def run_experiment(name: str) -> Report:
     if name not in EXPERIMENTS:
         known = ", ".join(EXPERIMENTS) or "none yet"
         raise ValueError(f"name must be one of the registered experiments ({known}); got {name!r}")
-    report = EXPERIMENTS[name].report()
+    module = EXPERIMENTS[name]
+    report = module.report() if config is None else module.report(config)
     if not isinstance(report, Report):
         raise TypeError(f"experiment {name!r} returned {type(report).__name__}, not Report")
     return report
@@ -123,7 +128,13 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
     """Parse and check everything that can be checked before an experiment runs."""
     parser, rep = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    module = EXPERIMENTS.get(args.name) if args.name is not None else None
+    if extra and module is not None and hasattr(module, "add_arguments"):
+        module.add_arguments(rep)  # the experiment's own options (e.g. --critic)
+        args = parser.parse_args(argv)
+    elif extra:
+        parser.parse_args(argv)  # the usual one-line error on the unknown option
     if args.list:
         if args.name is not None or args.json is not None:
             raise _UsageError("reproduce --list takes no experiment name and no --json")
@@ -154,7 +165,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         for module in EXPERIMENTS.values():
             print(f"{module.NAME:<22} {module.SUMMARY} ({module.CHAPTER})")
         return EXIT_OK
-    report = run_experiment(args.name)
+    module = EXPERIMENTS[args.name]
+    config = None
+    if hasattr(module, "add_arguments"):
+        opts = argparse.Namespace()
+        sub = _Parser(prog=f"reproduce {args.name}")
+        module.add_arguments(sub)
+        sub.parse_args([], namespace=opts)  # the defaults
+        for k in vars(opts):
+            if hasattr(args, k):
+                setattr(opts, k, getattr(args, k))
+        try:
+            config = module.config_from_arguments(opts)
+        except (TypeError, ValueError) as exc:
+            print(f"python -m infonce_lib: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    report = run_experiment(args.name, config)
     print(report.tables)
     if report.checks:
         print("\nChecks")

@@ -130,6 +130,29 @@ def _backward(params, inputs, d_out, *, need_input: bool = True):
     return grads, d
 
 
+_DTYPES = {"float64": np.float64, "float32": np.float32}
+
+
+def _check_dtype(dtype) -> type:
+    """``np.float64`` or ``np.float32`` from their names (or the NumPy types)."""
+    for name, t in _DTYPES.items():
+        if dtype is t or dtype == name:
+            return t
+    raise ValueError(f"dtype must be 'float64' or 'float32'; got {dtype!r}")
+
+
+def _working(params: list[np.ndarray], dtype) -> list[np.ndarray]:
+    """The parameters in the dtype the passes compute in (the float64 views themselves, or
+    float32 copies of them)."""
+    if dtype is np.float64:
+        return params
+    return [p.astype(dtype) for p in params]
+
+
+def _to64(grads: list[np.ndarray]) -> list[np.ndarray]:
+    return [g if g.dtype == np.float64 else g.astype(np.float64) for g in grads]
+
+
 def _flat_views(params: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     """One contiguous float64 buffer and the parameters as views into it (same order)."""
     flat = np.concatenate([p.ravel() for p in params])
@@ -138,6 +161,29 @@ def _flat_views(params: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]
         views.append(flat[start : start + p.size].reshape(p.shape))
         start += p.size
     return flat, views
+
+
+def _views_of(flat: np.ndarray, shapes) -> list[np.ndarray]:
+    views, start = [], 0
+    for shape in shapes:
+        n = math.prod(shape)
+        views.append(flat[start : start + n].reshape(shape))
+        start += n
+    return views
+
+
+class _PicklesViews:
+    """Pickling keeps ``params`` views into ``flat`` (pickle alone would copy them)."""
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["params"] = [p.shape for p in self.params]
+        return state
+
+    def __setstate__(self, state):
+        shapes = state.pop("params")
+        self.__dict__.update(state)
+        self.params = _views_of(self.flat, shapes)
 
 
 def flatten_grads(grads) -> np.ndarray:
@@ -280,7 +326,7 @@ def mlp_backward(params, cache, d_out) -> tuple[list[np.ndarray], np.ndarray]:
     return [finite_or_raise(g, "a parameter gradient", _HINT) for g in grads], dX
 
 
-class SeparableCritic:
+class SeparableCritic(_PicklesViews):
     r"""The separable critic :math:`f(x, y) = g(x)^\top h(y)` with two ReLU MLPs.
 
     Parameters
@@ -301,6 +347,11 @@ class SeparableCritic:
         are held as one stack and evaluated on the same batch in one pass: scores of shape
         ``(C, K, K)``, weights of shape ``(C, n_in, n_out)``, biases ``(C, 1, n_out)``.
         Used to train several estimators side by side at the cost of one.
+    dtype : {"float64", "float32"}, default "float64"
+        The precision of the forward and backward passes. The parameters (``flat``) stay
+        float64, the scores and gradients are returned in float64; with ``"float32"`` the
+        passes run on float32 copies of the weights and inputs (about twice as fast), so
+        the scores carry float32 round-off (relative 1e-7).
     seed : int or numpy.random.Generator
         Explicit source of randomness for the initial weights.
 
@@ -324,8 +375,19 @@ class SeparableCritic:
     """
 
     def __init__(
-        self, x_dim, y_dim, *, hidden=64, embed=32, layers=1, out_scale=0.3, copies=None, seed
+        self,
+        x_dim,
+        y_dim,
+        *,
+        hidden=64,
+        embed=32,
+        layers=1,
+        out_scale=0.3,
+        copies=None,
+        dtype="float64",
+        seed,
     ):
+        self.dtype = _check_dtype(dtype)
         self.x_dim = as_int(x_dim, "x_dim", minimum=1)
         self.y_dim = as_int(y_dim, "y_dim", minimum=1)
         hid = as_int(hidden, "hidden", minimum=1)
@@ -356,6 +418,8 @@ class SeparableCritic:
                 f"X and Y must have shapes (K, {self.x_dim}) and (K, {self.y_dim}); "
                 f"got {A.shape} and {B.shape}"
             )
+        if self.dtype is not np.float64:
+            A, B = A.astype(self.dtype), B.astype(self.dtype)
         return A, B
 
     def forward(self, X, Y) -> tuple[np.ndarray, tuple]:
@@ -371,30 +435,33 @@ class SeparableCritic:
         cache : tuple
         """
         A, B = self._check_xy(X, Y)
-        G, cg = _forward(self.params[: self._n_g], A)
-        H, ch = _forward(self.params[self._n_g :], B)
+        P = _working(self.params, self.dtype)
+        G, cg = _forward(P[: self._n_g], A)
+        H, ch = _forward(P[self._n_g :], B)
         with np.errstate(over="ignore", invalid="ignore"):
-            F = H @ np.swapaxes(G, -1, -2)
-        return finite_or_raise(F, "the critic's scores of X and Y", _HINT), (G, H, cg, ch)
+            F = (H @ np.swapaxes(G, -1, -2)).astype(np.float64, copy=False)
+        return finite_or_raise(F, "the critic's scores of X and Y", _HINT), (G, H, cg, ch, P)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
         r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``).
 
         With ``copies``, ``d_scores[c]`` is the gradient of copy ``c``'s own objective.
         """
-        G, H, cg, ch = cache
+        G, H, cg, ch, P = cache
         want = 2 if self.copies is None else 3
         dF = as_real_array(d_scores, "d_scores", ndim=want)
         if dF.shape[:-2] != G.shape[:-2] or dF.shape[-1] != G.shape[-2]:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
+        dF = dF.astype(self.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             dG, dH = np.swapaxes(dF, -1, -2) @ H, dF @ G
-            gg, _ = _backward(self.params[: self._n_g], cg, dG, need_input=False)
-            gh, _ = _backward(self.params[self._n_g :], ch, dH, need_input=False)
-        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in gg + gh]
+            gg, _ = _backward(P[: self._n_g], cg, dG, need_input=False)
+            gh, _ = _backward(P[self._n_g :], ch, dH, need_input=False)
+        grads = _to64(gg + gh)
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
 
 
-class JointCritic:
+class JointCritic(_PicklesViews):
     r"""The joint (concatenated) critic :math:`f(x, y) = u([x, y])` with one ReLU MLP.
 
     All :math:`K^2` pairs of a batch are scored. The first layer is split as
@@ -411,14 +478,21 @@ class JointCritic:
         Hidden layers (``>= 1``).
     out_scale : float, default 0.3
         Factor on the initial output weights (see :func:`mlp_init`).
+    copies : int, optional
+        If given, ``C = copies`` independent critics held as one stack, as for
+        :class:`SeparableCritic`: scores ``(C, K, K)``, weights ``(C, n_in, n_out)``,
+        biases ``(C, 1, n_out)``.
+    dtype : {"float64", "float32"}, default "float64"
+        The precision of the passes (see :class:`SeparableCritic`); parameters, scores and
+        gradients stay float64.
     seed : int or numpy.random.Generator
         Explicit source of randomness.
 
     Attributes
     ----------
     params : list of numpy.ndarray
-        ``[W_1, b_1, ..., W_L, b_L]``, ``W_1`` of shape ``(x_dim + y_dim, hidden)``: views
-        into ``flat``.
+        ``[W_1, b_1, ..., W_L, b_L]``, ``W_1`` of shape ``(x_dim + y_dim, hidden)`` (with a
+        leading copy axis with ``copies``): views into ``flat``.
     flat : numpy.ndarray
         All parameters in one vector.
 
@@ -428,39 +502,97 @@ class JointCritic:
     >>> F, cache = critic.forward(np.ones((4, 2)), np.zeros((4, 3)))
     >>> F.shape
     (4, 4)
+    >>> JointCritic(2, 3, hidden=8, copies=3, seed=0).forward(np.ones((4, 2)),
+    ...                                                      np.zeros((4, 3)))[0].shape
+    (3, 4, 4)
     """
 
-    def __init__(self, x_dim, y_dim, *, hidden=64, layers=2, out_scale=0.3, seed):
+    def __init__(
+        self, x_dim, y_dim, *, hidden=64, layers=2, out_scale=0.3, copies=None,
+        dtype="float64", seed,
+    ):  # fmt: skip
+        self.dtype = _check_dtype(dtype)
         self.x_dim = as_int(x_dim, "x_dim", minimum=1)
         self.y_dim = as_int(y_dim, "y_dim", minimum=1)
         hid = as_int(hidden, "hidden", minimum=1)
         n = as_int(layers, "layers", minimum=1)
+        self.copies = None if copies is None else as_int(copies, "copies", minimum=1)
         sizes = [self.x_dim + self.y_dim, *[hid] * n, 1]
-        self.flat, self.params = _flat_views(mlp_init(sizes, seed, out_scale=out_scale))
+        if self.copies is None:
+            params = mlp_init(sizes, seed, out_scale=out_scale)
+        else:
+            rng = as_generator(seed)
+            stacks = [mlp_init(sizes, rng, out_scale=out_scale) for _ in range(self.copies)]
+            params = [np.stack(ps) for ps in zip(*stacks, strict=True)]
+            params = [p if i % 2 == 0 else p[:, None, :] for i, p in enumerate(params)]
+        self.flat, self.params = _flat_views(params)
 
-    _check_xy = SeparableCritic._check_xy
+    def _check_xy(self, X, Y):
+        return SeparableCritic._check_xy(self, X, Y)
 
     def forward(self, X, Y) -> tuple[np.ndarray, tuple]:
-        r"""Scores ``F[i, j] = u([x_j, y_i])`` for a batch, and a cache for :meth:`backward`."""
+        r"""Scores ``F[i, j] = u([x_j, y_i])`` for a batch, and a cache for :meth:`backward`.
+
+        Returns
+        -------
+        F : numpy.ndarray, shape (K, K), or (C, K, K) with ``copies``
+        cache : tuple
+        """
         A, B = self._check_xy(X, Y)
-        W1, b1 = self.params[0], self.params[1]
-        with np.errstate(over="ignore", invalid="ignore"):
-            Z = (B @ W1[self.x_dim :])[:, None, :] + (A @ W1[: self.x_dim])[None, :, :] + b1
-            H1 = np.maximum(Z, 0.0)
-        out, cache = _forward(self.params[2:], H1)
-        F = finite_or_raise(out[..., 0], "the critic's scores of X and Y", _HINT)
-        return F, (A, B, H1, cache)
+        P = _working(self.params, self.dtype)
+        if self.copies is None:
+            F, cache = _joint_forward(P, A, B, self.x_dim)
+        else:  # copy by copy: each copy's K^2 activations stay in the processor's cache
+            parts = [
+                _joint_forward([p[c] for p in P], A, B, self.x_dim) for c in range(self.copies)
+            ]
+            F = np.stack([f for f, _ in parts])
+            cache = [c for _, c in parts]
+        F = finite_or_raise(
+            F.astype(np.float64, copy=False), "the critic's scores of X and Y", _HINT
+        )
+        return F, (A, B, cache, P)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
-        r"""Parameter gradients from :math:`\partial J / \partial F` (shape (K, K))."""
-        A, B, H1, rest = cache
-        dF = as_real_array(d_scores, "d_scores", ndim=2)
-        if dF.shape != H1.shape[:2]:
+        r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``)."""
+        A, B, inner, P = cache
+        K = len(A)
+        want = (K, K) if self.copies is None else (self.copies, K, K)
+        dF = as_real_array(d_scores, "d_scores", ndim=len(want))
+        if dF.shape != want:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
-        with np.errstate(over="ignore", invalid="ignore"):
-            grads, dH1 = _backward(self.params[2:], rest, dF[..., None])
-            dZ = dH1 * (H1 > 0.0)
-            dWx = A.T @ dZ.sum(axis=0)
-            dWy = B.T @ dZ.sum(axis=1)
-            grads = [np.concatenate([dWx, dWy]), dZ.sum(axis=(0, 1)), *grads]
+        dF = dF.astype(self.dtype, copy=False)
+        if self.copies is None:
+            grads = _joint_backward(P, A, B, inner, dF, self.x_dim)
+        else:
+            per = [
+                _joint_backward([p[c] for p in P], A, B, inner[c], dF[c], self.x_dim)
+                for c in range(self.copies)
+            ]
+            grads = [
+                np.stack(g).reshape(p.shape) for g, p in zip(zip(*per, strict=True), P, strict=True)
+            ]
+        grads = _to64(grads)
         return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
+
+
+def _joint_forward(P, A, B, dx):
+    """Unchecked scores of one joint critic (parameters ``P``) and its cache."""
+    W1, b1 = P[0], P[1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        Z = (B @ W1[dx:])[:, None, :] + (A @ W1[:dx])[None, :, :]
+        Z += b1
+        H1 = np.maximum(Z, 0.0, out=Z)
+    out, cache = _forward(P[2:], H1)
+    return out[..., 0], (H1, cache)
+
+
+def _joint_backward(P, A, B, inner, dF, dx):
+    """Unchecked parameter gradients of one joint critic, in the order of ``P``."""
+    H1, rest = inner
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads, dH1 = _backward(P[2:], rest, dF[..., None])
+        dH1 *= H1 > 0.0
+        dWx = A.T @ dH1.sum(axis=0)  # columns are the x_j
+        dWy = B.T @ dH1.sum(axis=1)
+        return [np.concatenate([dWx, dWy]), dH1.sum(axis=(0, 1)), *grads]

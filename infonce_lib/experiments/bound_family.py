@@ -25,7 +25,35 @@ from ..limits import correlated_gaussian_rho
 from ..optim import Adam
 from ..report import Check, Report, format_table
 
-__all__ = ["CHAPTER", "NAME", "SUMMARY", "Config", "Result", "checks", "report", "run", "tables"]
+__all__ = [
+    "CHAPTER",
+    "NAME",
+    "SUMMARY",
+    "Config",
+    "Protocol",
+    "Result",
+    "StaircaseResult",
+    "add_arguments",
+    "checks",
+    "config_from_arguments",
+    "protocol_checks",
+    "protocol_tables",
+    "report",
+    "run",
+    "run_protocol",
+    "summary",
+    "tables",
+]
+from ._bf_protocol import (
+    Protocol,
+    StaircaseResult,
+    add_arguments,
+    config_from_arguments,
+    run_protocol,
+    summary,
+)
+from ._bf_protocol import checks as protocol_checks
+from ._bf_protocol import tables as protocol_tables
 from ._shared import as_config
 
 NAME = "bound-family"
@@ -379,7 +407,20 @@ def _results(result: Result) -> dict:
     }
 
 
-def report(config: Config | None = None) -> Report:
-    """Run the staircase and return its results, tables and checks."""
-    result = run(config)
-    return Report(results=_results(result), tables=tables(result), checks=checks(result))
+def report(config: Config | Protocol | None = None) -> Report:
+    """Run the staircase and return its results, tables and checks.
+
+    With a :class:`Config`, the single-seed staircase of :func:`run` (the chapter's); with
+    ``None`` or a :class:`Protocol`, the command's: several seeds, both critics, the keys of
+    :func:`summary`, the header of :func:`protocol_tables` and :func:`protocol_checks`.
+    """
+    if isinstance(config, Config):
+        result = run(config)
+        return Report(results=_results(result), tables=tables(result), checks=checks(result))
+    if config is not None and not isinstance(config, Protocol):
+        raise TypeError(
+            f"config must be a bound_family.Config, a bound_family.Protocol or None; got "
+            f"{type(config).__name__}"
+        )
+    res = run_protocol(config)
+    return Report(results=summary(res), tables=protocol_tables(res), checks=protocol_checks(res))
