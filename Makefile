@@ -144,7 +144,9 @@ lab: $(LAB_STAMP)
 kernel: $(BOOK_STAMP)
 	$(PY) -m ipykernel install --user --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
 
-# The book as one PDF: the single-page build printed by headless Chromium (no LaTeX).
+# The book as one PDF: the single-page build printed by headless Chromium (no LaTeX), made a
+# book by tools/book_pdf.py (.js, .css): solutions at each chapter's end, a contents with page
+# numbers, bookmarks, links inside the PDF. See the README's "The book as a PDF".
 pdf: $(TEST_STAMP)
 	rm -rf _build/singlehtml
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
