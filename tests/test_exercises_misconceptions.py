@@ -95,6 +95,12 @@ HINTS = {
     "constant without square": ("one pair, d = 2, positive", "instead of log(2 pi sigma^2)"),
     "constant once": ("one pair, d = 2, positive", "appears once per pair"),
     "mean over pixels": ("one pair, d = 2, positive", "averages over the pixels"),
+    "jacobian exponent 1/3": ("one pair, d = 2, positive", "has the exponent 1/3"),
+    "plus log 3": ("one pair, d = 2, positive", "has +log 3"),
+    "no 2 in the exponent": ("one pair, d = 2, positive", "missing its 2"),
+    "constant without sigma": ("one pair, d = 2, positive", "without sigma"),
+    "log10 in the jacobian": ("one pair, d = 2, positive", "uses log10"),
+    "jacobian in y": ("one pair, d = 2, positive", "-(2/3) log|y| with y = cbrt(v)"),
 }
 
 
@@ -131,8 +137,21 @@ def reader_log_v(u, v, sigma):
     return gauss - np.sum(np.log(3) + 2 / 3 * np.log(v), axis=1)
 
 
+def reader_sign_abs_power(u, v, sigma):
+    # the cube root right through sign and |.|, the Jacobian as a real power of v
+    x, y = (np.sign(t) * np.abs(t) ** (1 / 3) for t in (u, v))
+    d = u.shape[1]
+    gauss = -np.sum((y - x) ** 2, axis=1) / (2 * sigma**2) - d / 2 * np.log(2 * np.pi * sigma**2)
+    return gauss + np.sum(np.log(v ** (-2 / 3) / 3), axis=1)
+
+
 @pytest.mark.parametrize(
-    ("fn", "key"), [(reader_power, "power one third"), (reader_log_v, "log without abs")]
+    ("fn", "key"),
+    [
+        (reader_power, "power one third"),
+        (reader_log_v, "log without abs"),
+        (reader_sign_abs_power, "log without abs"),
+    ],
 )
 def test_a_readers_nan_gets_the_hint_that_names_it(fn, key, capsys):
     with np.errstate(invalid="ignore"):
@@ -219,7 +238,44 @@ def reader_mean_pixels(u, v, sigma):
     return np.mean(per_pixel - np.log(3 * y**2), axis=1)
 
 
+def reader_exponent_third(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.sum(np.log(3) + np.log(np.abs(v)) / 3, axis=1)
+
+
+def reader_plus_log3(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) + np.sum(np.log(3) - 2 / 3 * np.log(np.abs(v)), axis=1)
+
+
+def reader_no_two(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma, var=sigma**2 / 2) - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_constant_no_sigma(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    const = -u.shape[1] / 2 * np.log(2 * np.pi)
+    return _gauss(x, y, sigma, const=const) - np.sum(np.log(3 * y**2), axis=1)
+
+
+def reader_log10_jacobian(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.sum(np.log10(3 * y**2), axis=1)
+
+
+def reader_jacobian_in_y(u, v, sigma):
+    x, y = np.cbrt(u), np.cbrt(v)
+    return _gauss(x, y, sigma) - np.sum(np.log(3) + 2 / 3 * np.log(np.abs(y)), axis=1)
+
+
 READERS = {
+    reader_exponent_third: "jacobian exponent 1/3",
+    reader_plus_log3: "plus log 3",
+    reader_no_two: "no 2 in the exponent",
+    reader_constant_no_sigma: "constant without sigma",
+    reader_log10_jacobian: "log10 in the jacobian",
+    reader_jacobian_in_y: "jacobian in y",
     reader_jacobian_at_v: "jacobian at v",
     reader_both_jacobians: "jacobian of u and v",
     reader_batch_jacobian: "jacobian over the batch",

@@ -73,6 +73,15 @@ EXPECTED = {
     "z clipped to [-500, 500]": ("far from the threshold, nu = 1", "clipping"),
     "log10": ("model equals noise", "log10"),
     "data and noise swapped": ("random, nu = 4", "data and noise swap roles"),
+    "nu on the data term": ("random, nu = 4", "not the data term"),
+    "noise term weighted by 1/nu": ("random, nu = 4", "weighted by nu, not 1/nu"),
+    "log(nu + 1) for log nu": ("model equals noise", "log(nu + 1)"),
+    "noise term subtracted": ("model equals noise", "added, not subtracted"),
+    "log2": ("model equals noise", "log2"),
+    "mean over data, sum over noise": ("model equals noise", "not their sum"),
+    "log T_n for log nu": ("model equals noise", "log T_n"),
+    "h clipped to [1e-6, 1 - 1e-6]": ("far from the threshold, nu = 1", "clipping"),
+    "z clipped to [-10, 10]": ("far from the threshold, nu = 1", "clipping"),
 }
 
 
@@ -188,7 +197,36 @@ def reader_roles(lm_x, ln_x, lm_y, ln_y, nu=1.0):
     return float((log_expit(a - G_x).sum() + log_expit(G_y - a).sum()) / len(G_x))
 
 
+def reader_log_t_n(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    a = np.log(len(G_y))  # log T_n taken for log nu
+    return float(log_expit(G_x - a).mean() + nu * log_expit(a - G_y).mean())
+
+
+def reader_clip_z_10(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    z_x, z_y = np.clip(G_x - np.log(nu), -10, 10), np.clip(G_y - np.log(nu), -10, 10)
+    return float((log_expit(z_x).sum() + log_expit(-z_y).sum()) / len(G_x))
+
+
+def reader_clip_h_1e6(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    h_x = np.clip(expit(G_x - np.log(nu)), 1e-6, 1 - 1e-6)
+    h_y = np.clip(expit(G_y - np.log(nu)), 1e-6, 1 - 1e-6)
+    return float((np.log(h_x).sum() + np.log1p(-h_y).sum()) / len(G_x))
+
+
+def reader_log2(lm_x, ln_x, lm_y, ln_y, nu=1.0):
+    G_x, G_y = np.subtract(lm_x, ln_x), np.subtract(lm_y, ln_y)
+    h_x, h_y = expit(G_x - np.log(nu)), expit(G_y - np.log(nu))
+    return float((np.log2(h_x).sum() + np.log2(1 - h_y).sum()) / len(G_x))
+
+
 READERS = {
+    reader_log_t_n: ("model equals noise", "log T_n"),
+    reader_clip_z_10: ("far from the threshold, nu = 1", "clipping"),
+    reader_clip_h_1e6: ("far from the threshold, nu = 1", "clipping"),
+    reader_log2: ("model equals noise", "log2"),
     reader_2010: ("model equals noise", "2010 paper"),
     reader_by_t_n: ("random, nu = 4", "divides by T_n"),
     reader_inverse_nu: ("random, nu = 4", "1/nu where nu belongs"),
@@ -216,6 +254,15 @@ def test_readers_wrong_solutions_fail_with_their_hint(fn, capsys):
     assert words in failing[0]
     if fn is reader_nan:
         assert "got nan" in failing[0]
+
+
+def test_log_t_n_is_never_taken_for_a_sign_error(capsys):
+    # On the nu = 1/2 case T_n is not 1/nu, so log T_n is not -log nu there.
+    check_nce_objective(reader_log_t_n)
+    reports = _reports(capsys.readouterr().out)
+    assert not any("wrong sign" in r for r in reports)
+    half = next(r for r in reports if r.startswith("FAIL  random, nu = 1/2"))
+    assert "log T_n" in half or "same mistake as above" in half
 
 
 def test_inner_sign_and_swapped_g_are_told_apart_only_when_nu_differs_from_1(capsys):

@@ -604,15 +604,24 @@ def test_efficiency_experiment_report():
 
 
 def test_nce_error_at_nu_1_exceeds_its_first_order_value_at_t_d_1000():
-    # Chapter 1 says so: with 4,000 data sets of T_d = 1000, T_d times NCE's MSE at nu = 1
-    # lies above Theorem 3's first-order value by more than 2 standard errors (a
-    # finite-sample excess, about 5 %), as ML's exact error lies above its own.
-    config = nce_efficiency.Config(nus=(1.0,), n_data=1000, reps=4000, seed=11)
-    res = nce_efficiency.report(config).results
-    row = res["nu"][0]
-    assert row["nce_mse_T"] - row["nce_mse_T_asymptotic"] > 2 * row["nce_mse_T_se"]
-    assert row["nce_mse_T"] < 1.15 * row["nce_mse_T_asymptotic"]
-    assert res["ml_mse_T_exact"] > res["ml_mse_T_first_order"]
+    # Chapter 1 says so: pooled over four independent runs of 4000 data sets of T_d = 1000
+    # (16,000 in all; one run alone is too noisy, its excess is between 0 and 3.5 SE
+    # depending on the seed), T_d times NCE's MSE at nu = 1 lies above Theorem 3's
+    # first-order value by more than 2 standard errors, a finite-sample excess of a few
+    # per cent, as ML's exact error lies above its own.
+    rows, ml_gaps = [], []
+    for seed in range(4):
+        config = nce_efficiency.Config(nus=(1.0,), n_data=1000, reps=4000, seed=seed)
+        res = nce_efficiency.report(config).results
+        rows.append(res["nu"][0])
+        ml_gaps.append(res["ml_mse_T_exact"] - res["ml_mse_T_first_order"])
+    first = rows[0]["nce_mse_T_asymptotic"]
+    assert all(r["nce_mse_T_asymptotic"] == first for r in rows)
+    mean = np.mean([r["nce_mse_T"] for r in rows])
+    se = np.sqrt(np.sum([r["nce_mse_T_se"] ** 2 for r in rows])) / len(rows)
+    assert mean - first > 2 * se
+    assert 0.01 < mean / first - 1 < 0.06  # "a few per cent"
+    assert min(ml_gaps) > 0
 
 
 # ---------------------------------------------------------------- the problem class

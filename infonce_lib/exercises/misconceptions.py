@@ -54,6 +54,13 @@ def _variants(u, v, sigma) -> dict[str, np.ndarray]:
         "constant without square": right + 0.5 * d * math.log(sigma),
         "constant once": right - (d - 1) / d * const,
         "mean over pixels": right / d,
+        "jacobian exponent 1/3": right + np.sum(np.log(np.abs(v)), axis=1) / 3,
+        "plus log 3": right + 2 * d * math.log(3),
+        "no 2 in the exponent": right
+        - np.sum((np.cbrt(v) - np.cbrt(u)) ** 2, axis=1) / (2 * sigma**2),
+        "constant without sigma": right + d * math.log(sigma),
+        "log10 in the jacobian": gauss + jac_v / math.log(10),
+        "jacobian in y": right + (4 / 9) * np.sum(np.log(np.abs(v)), axis=1),
     }
 
 
@@ -143,6 +150,30 @@ _HINTS = {
         "densities add: sum over axis 1. InfoNCE does notice: dividing every score by d "
         "changes the softmax"
     ),
+    "jacobian exponent 1/3": (
+        "the Jacobian has the exponent 1/3: d cbrt(v)/dv = (1/3) v^(-2/3), so its log is "
+        "-log 3 - (2/3) log|v| (InfoNCE would not notice: a function of v alone)"
+    ),
+    "plus log 3": (
+        "the Jacobian has +log 3; it is -log 3 per pixel: d cbrt(v)/dv = 1/(3 v^(2/3)) "
+        "(InfoNCE would not notice: a constant)"
+    ),
+    "no 2 in the exponent": (
+        "the Gaussian exponent is missing its 2: it is -(y - x)^2 / (2 sigma^2). InfoNCE "
+        "does notice: the scale of (y - x)^2 changes the scores of the candidates"
+    ),
+    "constant without sigma": (
+        "the normalising constant is -(d/2) log(2 pi), without sigma; it is "
+        "-(d/2) log(2 pi sigma^2) (InfoNCE would not notice: a constant)"
+    ),
+    "log10 in the jacobian": (
+        "the Jacobian uses log10; every log here is natural: -np.log(3) - (2/3) "
+        "np.log(np.abs(v)) (InfoNCE would not notice: a function of v alone)"
+    ),
+    "jacobian in y": (
+        "the Jacobian is -(2/3) log|y| with y = cbrt(v); it is -(2/3) log|v|, or -2 log|y| "
+        "in y: d cbrt(v)/dv = 1/(3 y^2) (InfoNCE would not notice: a function of v alone)"
+    ),
 }
 
 #: An answer passes within these tolerances, entry by entry: a careful float32 implementation
@@ -156,12 +187,13 @@ _NAN_U = (
     "negative number); the cube root of every real number is np.cbrt(u)"
 )
 _NAN_V = (
-    "NaN where v < 0: v ** (1/3) is NaN for negative v (use np.cbrt(v)), and the Jacobian "
-    "needs log|v|, not log v"
+    "NaN where v < 0: the Jacobian needs log|v|, not log v, and |v| ** (-2/3), not "
+    "v ** (-2/3): a real power or log of a negative float is NaN in NumPy (so is "
+    "v ** (1/3): use np.cbrt(v))"
 )
 _NAN_BOTH = (
     "NaN: u and v have negative entries here; u ** (1/3) is NaN below 0 in NumPy (use "
-    "np.cbrt), and the Jacobian needs log|v|, not log v"
+    "np.cbrt), and the Jacobian needs log|v|, not log v, and |v| ** (-2/3), not v ** (-2/3)"
 )
 
 
@@ -175,12 +207,15 @@ def check_warped_log_density(fn: Callable, *, verbose: bool = True) -> bool:
     NaN, each named by its own hint); eight pairs of random patches; and a larger
     :math:`\sigma`. Recognised mistakes: the Jacobian missing, with the wrong sign, taken at
     :math:`u`, at both :math:`u` and :math:`v`, as :math:`-\log(3 v^2)` (the derivative of
-    the cube at :math:`v`), summed over the whole batch, without :math:`\log 3` or with it
-    once instead of once per pixel; the Gaussian evaluated at the warped values themselves,
-    or at their cubes, with :math:`\sigma` taken as the variance, or averaged over the
-    pixels instead of summed; the normalising constant missing, written with
-    :math:`\log(2\pi\sigma)`, or counted once instead of once per pixel; a real power
-    ``** (1/3)`` or a ``log v`` that is NaN for negative entries. Each hint about a finite
+    the cube at :math:`v`), summed over the whole batch, without :math:`\log 3`, with
+    :math:`+\log 3`, or with it once instead of once per pixel, with the exponent 1/3
+    instead of 2/3, in base-10 logarithms, or as :math:`-\tfrac23 \log\lvert y \rvert`
+    with :math:`y = \sqrt[3]{v}`; the Gaussian evaluated at the warped values themselves,
+    or at their cubes, with :math:`\sigma` taken as the variance, without the 2 in
+    :math:`(y - x)^2 / (2\sigma^2)`, or averaged over the pixels instead of summed; the
+    normalising constant missing, written with :math:`\log(2\pi\sigma)` or without
+    :math:`\sigma`, or counted once instead of once per pixel; a real power ``** (1/3)``,
+    ``v ** (-2/3)`` or a ``log v`` that is NaN for negative entries. Each hint about a finite
     value says whether InfoNCE would notice the mistake. A value passes within 1e-5
     (relative or absolute) of the library's, so a careful float32 implementation passes.
 
@@ -246,7 +281,7 @@ def warped_density_mistakes() -> dict[str, Callable]:
     Examples
     --------
     >>> sorted(warped_density_mistakes())[:4]
-    ['constant once', 'constant without square', 'cubed again', 'jacobian at v']
+    ['constant once', 'constant without sigma', 'constant without square', 'cubed again']
     """
 
     def make(key: str) -> Callable:
