@@ -446,6 +446,12 @@ EXPECTED_HINTS = {
     "limit: easiest negative": "easiest negative",
     "limit: squared hinge": "hinge is squared",
     "limit: batch-wide hardest": "of the whole batch",
+    "cap: integer division": "integer division",
+    "cap: gap doubled": "2K/(K-1)",
+    "curvature: beta left out": "beta is left out",
+    "curvature: beta used as tau": "used as a temperature",
+    "limit: FaceNet margin 0.2": "adds a margin",
+    "limit: second-largest of the row": "second-largest score",
 }
 
 
