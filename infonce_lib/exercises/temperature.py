@@ -520,10 +520,12 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     column instead of a row, a hinge for every negative, the diagonal masked with 0 instead
     of :math:`-\infty`, the mean over the beaten rows only, a division by :math:`K - 1`, the
     easiest negative, a squared hinge, the hardest negative of the whole batch, a NaN
-    (masking the diagonal with ``inf * eye``, which is ``0 * inf = nan`` off the diagonal),
+    (masking the diagonal with ``inf * eye``, which is ``0 * inf = nan`` off the diagonal,
+    or ``exp(S / tau)`` overflowing at a tiny :math:`\tau` without a shift),
     and a value a little above
     the limit (:math:`\tau\mathcal{L}` at a small :math:`\tau`, which lies between
-    :math:`T` and :math:`T + \tau \log K`).
+    :math:`T` and :math:`T + \tau \log K`; a row with an exact tie at its maximum keeps it at
+    least :math:`\tau \log 2 / K` above :math:`T`, so even :math:`\tau = 10^{-3}` shows).
 
     Parameters
     ----------
@@ -561,7 +563,9 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     for name, K, diag in _TRIPLET_CASES:
         S = rng.uniform(-1, 0.6, size=(K, K))
         S[np.arange(K), np.arange(K)] = diag + rng.uniform(-0.15, 0.15, size=K)
-        S[0, 1:3] = S[0, 0] + np.array([0.1, 0.05])  # row 0: two negatives beat the positive
+        # Row 0: two negatives beat the positive, tied exactly at the row's maximum, so
+        # that tau * L at any tau > 0 exceeds the limit by at least tau log(2) / K.
+        S[0, 1:3] = S[0, 0] + 0.1
         # Rows 1 and 2 have only negative scores: row 1's positive (-0.2) is beaten by one
         # negative (-0.1), row 2's (-0.3) wins; a 0 left on the diagonal would beat both.
         S[1:3] = rng.uniform(-1, -0.45, size=(2, K))
@@ -582,9 +586,12 @@ def _triplet_case(name: str, S: np.ndarray) -> Case:
         expected,
         known,
         nonfinite_hint=(
-            "the answer is NaN or infinite: masking the diagonal with np.inf * np.eye(K) "
-            "makes 0 * inf = nan off the diagonal; use np.where(np.eye(K, dtype=bool), "
-            "-np.inf, S) or np.fill_diagonal on a copy"
+            "the answer is NaN or infinite, for one of two reasons: masking the diagonal "
+            "with np.inf * np.eye(K) makes 0 * inf = nan off the diagonal (use "
+            "np.where(np.eye(K, dtype=bool), -np.inf, S) or np.fill_diagonal on a copy); or "
+            "tau * L computed at a tiny tau without subtracting each row's maximum, where "
+            "exp(S / tau) overflows to inf and inf / inf = nan (take the limit exactly: "
+            "the hardest negative of each row)"
         ),
         rtol=_RTOL,
         atol=0.0,
