@@ -17,7 +17,8 @@ mean gap gives the caps:
   :math:`K \ge 3`.
 * :func:`attainable_cosine_cap`, :math:`\bar g \le K/(K-1)`: the largest value one batch of
   :math:`K` pairs of unit-norm embeddings can reach, attained by a regular simplex (which
-  needs dimension :math:`d \ge K - 1`). At most :math:`1/\tau` for every :math:`K`.
+  needs dimension :math:`d \ge K - 1`). At most :math:`1/\tau` for every :math:`K` (for
+  the square batch; NT-Xent's and MoCo's batches have looser linear bounds).
 * :func:`population_cosine_cap`, :math:`\mathbb{E}[\bar g] \le 1`: the expected value over
   i.i.d. batches of any fixed encoder with unit-norm outputs (the mean gap is then a
   covariance); approached, never attained, by an encoder that spreads its outputs uniformly
@@ -173,9 +174,14 @@ def attainable_cosine_cap(batch_size: int, temperature):
     when the dimension is at least :math:`K - 1`, and in fewer dimensions it is only a bound.
     It is :func:`mean_gap_cap` at the largest mean gap of unit vectors, :math:`K/(K-1)`
     (:func:`cosine_cap` has 2); as :math:`K \to \infty` it tends to :math:`1/\tau` (the
-    score-range cap to :math:`2/\tau`). This is a statement about one batch, whatever its
-    embeddings: the expected value over i.i.d. batches of a fixed encoder obeys the lower
-    :func:`population_cosine_cap`.
+    score-range cap to :math:`2/\tau`). The bound :math:`1/\tau` is the square batch's:
+    the same linear step at other designs' largest mean gaps gives
+    :math:`\frac{2N}{2N-1}\cdot\frac1\tau` for SimCLR's NT-Xent (:math:`2N - 1`
+    candidates, mean gap :math:`N/(N-1)`) and :math:`\frac{2(K-1)}{K\tau}` for MoCo's
+    queue (score range 2), and single batches of either can exceed :math:`1/\tau`
+    (NT-Xent's simplex of :math:`N = 2` at :math:`\tau = 10` does; chapter 6). This is a
+    statement about one batch, whatever its embeddings: the expected value over i.i.d.
+    batches of a fixed encoder obeys the lower :func:`population_cosine_cap`.
 
     Proof. Row :math:`i` contributes :math:`\log K - \log\big(1 + \sum_{j \ne i}
     e^{-(S_{ii} - S_{ij})/\tau}\big)`. (1) The exponential is convex, so by Jensen's inequality
@@ -308,15 +314,16 @@ def population_cosine_cap(batch_size: int, temperature):
 
     Other batch designs. The proof uses the square batch only in step 3, through two facts
     about each row: every negative is independent of the row's view, and has the same mean as
-    the row's positive candidate. It therefore holds row by row, with :math:`K` the number of
-    candidates per anchor, for SimCLR's NT-Xent (Chen et al., 2020; :math:`2N - 1`
-    candidates for :math:`N` examples: the other examples' views are independent of the
-    anchor and, when both views are drawn by the same augmentation distribution, distributed
-    as the positive view) and for MoCo's queue (He et al., 2020; :math:`K = Q + 1` for a
-    queue of :math:`Q` keys) *if* the queued keys are distributed as the current keys, which
-    MoCo's slowly moving key encoder only approximates. Their per-batch caps differ from
-    the square batch's: NT-Xent's is :func:`mean_gap_cap` at :math:`N/(N-1)` with
-    :math:`2N - 1` candidates, MoCo's the score-range :func:`cosine_cap` (chapter 6).
+    the row's positive candidate. The argument would carry over row by row, with :math:`K` the
+    number of candidates per anchor, to SimCLR's NT-Xent (Chen et al., 2020; :math:`2N - 1`
+    candidates for :math:`N` examples) *if* both views are drawn from the same augmentation
+    distribution, and to MoCo's queue (He et al., 2020; :math:`K = Q + 1`) *if* the queued
+    keys are distributed as the current keys, which MoCo's slowly moving key encoder only
+    approximates. That extension is not written out as a proof here (nor in chapter 6), so
+    this function claims the cap for the square batch only. The per-batch caps of those
+    designs differ from the square batch's: NT-Xent's is :func:`mean_gap_cap` at
+    :math:`N/(N-1)` with :math:`2N - 1` candidates, MoCo's the score-range
+    :func:`cosine_cap` (chapter 6).
 
     Parameters
     ----------

@@ -19,8 +19,8 @@ Records
   temperature (Chen et al., 2020, Table 5).
 * :data:`SIMCLR_BATCH_SIZES`: the batch sizes SimCLR trains with (its section 2.2 and 2.3).
 * :data:`CLIP_TEMPERATURE`: CLIP's initial temperature, the cap on its logit scale and its
-  batch size (Radford et al., 2021, section 2.5), the logit scale its released models end
-  with and the embedding dimension of ViT-L/14.
+  batch size (Radford et al., 2021, section 2.5), the logit scale its released ViT-B/32
+  ends with and the embedding dimension of ViT-L/14.
 * :data:`MOCO_SETTINGS`: MoCo's temperature, queue length, momentum and embedding dimension
   (He et al., 2020).
 * :data:`POOLE_STAIRCASE`: the dimension, batch size, information levels and steps per level
@@ -300,9 +300,9 @@ SIMCLR_BATCH_SIZES = PublishedSettings(
 #: scalar "to avoid turning [it] as a hyper-parameter" (section 2.3); initialised to the
 #: equivalent of 0.07, "from (Wu et al., 2018)", and clipped so that the logits are never
 #: scaled by more than 100 (section 2.5); the minibatch size of section 2.5. Two values are
-#: not in the paper and say so in ``where``: the logit scale the released models end with
-#: (the clip, 100, i.e. tau = 0.01) and the embedding dimension of ViT-L/14, the model the
-#: paper reports as "CLIP".
+#: not in the paper and say so in ``where``: the logit scale the released ViT-B/32 model
+#: ends with (the clip, 100, i.e. tau = 0.01) and the embedding dimension of ViT-L/14, the
+#: model the paper reports as "CLIP" (two models: a row using both is a composite).
 CLIP_TEMPERATURE = PublishedSettings(
     name="CLIP's temperature",
     citation="radford2021clip",
@@ -318,11 +318,12 @@ CLIP_TEMPERATURE = PublishedSettings(
         "max_logit_scale": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
         "batch_size": "section 2.5 (Training), p. 5 of arXiv:2103.00020",
         "released_logit_scale": (
-            "not in the paper: the logit scale exp(t) stored in the released weights "
+            "not in the paper: the logit scale exp(t) stored in the released ViT-B/32 weights "
             "(openai/CLIP), as printed by independent public code that loads them "
-            "(logit_scale.exp() = 100.00 for ViT-B/32) and as an OpenCLIP maintainer "
-            "describes it (github.com/mlfoundations/open_clip, issue 541: always 100 at the "
-            "end of training); the weights themselves were not read"
+            "(logit_scale.exp() = 100.00 for ViT-B/32); the weights themselves were not read. "
+            "An OpenCLIP maintainer says of OpenCLIP's own runs (not OpenAI's weights) that "
+            "the scale 'usually gets to the max (100) if training long enough' "
+            "(github.com/mlfoundations/open_clip, issue 214)"
         ),
         "embedding_dim": (
             "Table 20 (CLIP-ViT hyperparameters) of arXiv:2103.00020 for ViT-L/14, not read "

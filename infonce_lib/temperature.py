@@ -383,10 +383,11 @@ def best_temperature(cosines, beta_bounds: tuple[float, float] = BETA_BOUNDS) ->
     ``at_end`` says so. That is a statement about the interval, not only about
     :math:`\bar g` and :math:`T`: with :math:`\bar g > 0` and :math:`T > 0` the maximiser
     exists but may lie outside it. Dividing every score by :math:`c` multiplies
-    :math:`\beta^\star` by :math:`c` (:math:`\beta` enters only through :math:`\beta S`), so
-    scores that all differ by little have a large :math:`\beta^\star`: the interior example
-    below, divided by 3000, has :math:`\beta^\star \approx 2.0 \times 10^4`, and on the
-    default interval ``at_end`` is True with a positive slope at 500.
+    :math:`\beta^\star` by :math:`c` (:math:`\beta` enters only through :math:`\beta S`);
+    that scaling is all this says (it is not a claim about batches whose scores merely lie
+    close together): the interior example below, divided by 3000, has
+    :math:`\beta^\star \approx 2.0 \times 10^4`, and on the default interval ``at_end`` is
+    True with a positive slope at 500.
 
     Parameters
     ----------

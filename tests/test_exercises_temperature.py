@@ -400,10 +400,22 @@ def test_limit_nan_fails_with_the_masking_hint(capsys):
     _fails_with(ex.check_zero_temperature_limit, limit_nan_mask, "0 * inf = nan", capsys)
 
 
-def test_limit_at_a_small_tau_is_right_but_imprecise(capsys):
-    assert ex.check_zero_temperature_limit(limit_at_small_tau) is False
+@pytest.mark.parametrize("tau", [1e-2, 1e-3])
+def test_limit_at_a_small_tau_is_right_but_imprecise(tau, capsys):
+    # at 1e-3 too: the tie at a row's maximum keeps tau L above the limit by tau log 2 / K
+    assert ex.check_zero_temperature_limit(lambda S: limit_at_small_tau(S, tau)) is False
     out = _flat(capsys.readouterr().out)
     assert "right but imprecise" in out and "take the limit exactly" in out
+
+
+def limit_overflow(S, tau=1e-10):
+    with np.errstate(over="ignore", invalid="ignore"):
+        E = np.exp(S / tau)  # no shift: inf, and inf / inf = nan
+        return float(np.mean(-tau * np.log(np.diag(E) / E.sum(axis=1))))
+
+
+def test_limit_overflow_fails_with_the_shift_hint(capsys):
+    _fails_with(ex.check_zero_temperature_limit, limit_overflow, "overflows to inf", capsys)
 
 
 # ---------------------------------------------------------------- all three checkers
@@ -446,6 +458,12 @@ EXPECTED_HINTS = {
     "limit: easiest negative": "easiest negative",
     "limit: squared hinge": "hinge is squared",
     "limit: batch-wide hardest": "of the whole batch",
+    "cap: integer division": "integer division",
+    "cap: gap doubled": "2K/(K-1)",
+    "curvature: beta left out": "beta is left out",
+    "curvature: beta used as tau": "used as a temperature",
+    "limit: FaceNet margin 0.2": "adds a margin",
+    "limit: second-largest of the row": "second-largest score",
 }
 
 

@@ -74,6 +74,7 @@ def _cap_mistakes(K: int, tau: float) -> dict[str, float]:
         "log10": _cap_with(K, tau, g, K - 1, scale=1 / math.log(10)),
         "log(K - 1)": math.log(K - 1) - math.log1p((K - 1) * math.exp(-g / tau)),
         "K - 1 for K": _cap_with(K - 1, tau, (K - 1) / (K - 2), K - 2),
+        "gap doubled": _cap_with(K, tau, 2 * g, K - 1),
     }
 
 
@@ -86,7 +87,9 @@ _CAP_HINTS = {
     "gap 1": (
         "this is the population cap, log K - log(1 + (K-1) exp(-1/tau)): the right bound on "
         "the expected value over i.i.d. batches of an encoder, whose mean gap is a covariance "
-        "(at most 1); the exercise asks for the cap of one batch, mean gap K/(K-1)"
+        "(at most 1); the exercise asks for the cap of one batch, mean gap K/(K-1). Or the "
+        "gap was computed as K // (K - 1), integer division, which is 1 for K >= 3: use "
+        "K / (K - 1)"
     ),
     "gap upside down": "the gap is upside down: it is K/(K-1), not (K-1)/K",
     "tau multiplied": (
@@ -118,6 +121,10 @@ _CAP_HINTS = {
     "K - 1 for K": (
         "this is the cap for K - 1 pairs: K counts every candidate, the positive included, so "
         "a batch of K pairs has K - 1 negatives and the gap K/(K-1)"
+    ),
+    "gap doubled": (
+        "the gap here is 2K/(K-1), twice the largest mean gap of unit vectors: the gap of "
+        "cosines is at most K/(K-1) (the score range 2 is the score-range cap's gap)"
     ),
 }
 
@@ -241,6 +248,8 @@ def _curvature_variants(S: np.ndarray, beta: float) -> dict[str, float]:
         "in tau": float(-var.mean() * beta**4 + 2 * beta**3 * first),
         "unweighted": float(-S.var(axis=1).mean()),
         "logits": float(-(beta**2) * var.mean()),
+        "no beta": float(-_weighted_var(_softmax_rows(S), S).mean()),
+        "beta as tau": float(-_weighted_var(_softmax_rows(S / beta), S).mean()),
     }
 
 
@@ -267,6 +276,14 @@ _CURVATURE_HINTS = {
     "logits": (
         "this is the variance of the logits beta * S_ij, beta^2 times too large: the "
         "derivative in beta of the softmax mean of S is the variance of S itself"
+    ),
+    "no beta": (
+        "beta is left out: this is the softmax of S (beta = 1); the weights are "
+        "p_ij = softmax(beta * S_i)_j at the given beta"
+    ),
+    "beta as tau": (
+        "beta is used as a temperature: this is the softmax of S / beta; beta = 1/tau "
+        "multiplies the scores, p_ij = softmax(beta * S_i)_j"
     ),
 }
 
@@ -421,6 +438,8 @@ def _triplet_variants(S: np.ndarray) -> dict[str, object]:
         ),
         "squared": float(np.mean(hinge**2)),
         "whole batch": float(np.mean(np.maximum(0.0, S[off].max() - pos))),
+        "margin": float(np.mean(np.maximum(0.0, hardest - pos + 0.2))),
+        "second largest": float(np.mean(np.maximum(0.0, np.sort(S, axis=1)[:, -2] - pos))),
     }
 
 
@@ -466,6 +485,14 @@ _TRIPLET_HINTS = {
         "this takes the hardest negative of the whole batch for every row; each row has its "
         "own hardest negative, the largest S[i, j] with j != i"
     ),
+    "margin": (
+        "this adds a margin (FaceNet's 0.2); the limit of tau * L is a triplet loss with "
+        "zero margin, max(0, hardest negative - positive)"
+    ),
+    "second largest": (
+        "this takes the second-largest score of the row, which is the hardest negative only "
+        "when the positive is the largest; mask the positive and take the largest of the rest"
+    ),
 }
 
 #: The cases of the limit checker (seeded): in every one, some rows' positives are beaten
@@ -493,10 +520,12 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     column instead of a row, a hinge for every negative, the diagonal masked with 0 instead
     of :math:`-\infty`, the mean over the beaten rows only, a division by :math:`K - 1`, the
     easiest negative, a squared hinge, the hardest negative of the whole batch, a NaN
-    (masking the diagonal with ``inf * eye``, which is ``0 * inf = nan`` off the diagonal),
+    (masking the diagonal with ``inf * eye``, which is ``0 * inf = nan`` off the diagonal,
+    or ``exp(S / tau)`` overflowing at a tiny :math:`\tau` without a shift),
     and a value a little above
     the limit (:math:`\tau\mathcal{L}` at a small :math:`\tau`, which lies between
-    :math:`T` and :math:`T + \tau \log K`).
+    :math:`T` and :math:`T + \tau \log K`; a row with an exact tie at its maximum keeps it at
+    least :math:`\tau \log 2 / K` above :math:`T`, so even :math:`\tau = 10^{-3}` shows).
 
     Parameters
     ----------
@@ -534,7 +563,9 @@ def check_zero_temperature_limit(fn: Callable, *, verbose: bool = True) -> bool:
     for name, K, diag in _TRIPLET_CASES:
         S = rng.uniform(-1, 0.6, size=(K, K))
         S[np.arange(K), np.arange(K)] = diag + rng.uniform(-0.15, 0.15, size=K)
-        S[0, 1:3] = S[0, 0] + np.array([0.1, 0.05])  # row 0: two negatives beat the positive
+        # Row 0: two negatives beat the positive, tied exactly at the row's maximum, so
+        # that tau * L at any tau > 0 exceeds the limit by at least tau log(2) / K.
+        S[0, 1:3] = S[0, 0] + 0.1
         # Rows 1 and 2 have only negative scores: row 1's positive (-0.2) is beaten by one
         # negative (-0.1), row 2's (-0.3) wins; a 0 left on the diagonal would beat both.
         S[1:3] = rng.uniform(-1, -0.45, size=(2, K))
@@ -555,9 +586,12 @@ def _triplet_case(name: str, S: np.ndarray) -> Case:
         expected,
         known,
         nonfinite_hint=(
-            "the answer is NaN or infinite: masking the diagonal with np.inf * np.eye(K) "
-            "makes 0 * inf = nan off the diagonal; use np.where(np.eye(K, dtype=bool), "
-            "-np.inf, S) or np.fill_diagonal on a copy"
+            "the answer is NaN or infinite, for one of two reasons: masking the diagonal "
+            "with np.inf * np.eye(K) makes 0 * inf = nan off the diagonal (use "
+            "np.where(np.eye(K, dtype=bool), -np.inf, S) or np.fill_diagonal on a copy); or "
+            "tau * L computed at a tiny tau without subtracting each row's maximum, where "
+            "exp(S / tau) overflows to inf and inf / inf = nan (take the limit exactly: "
+            "the hardest negative of each row)"
         ),
         rtol=_RTOL,
         atol=0.0,
@@ -620,6 +654,8 @@ def temperature_mistakes() -> dict[str, Callable]:
             math.log(K - 1) - math.log1p((K - 1) * math.exp(-exact(K) / tau))
         ),
         "cap: K - 1 for K": lambda K, tau: _cap_with(K - 1, tau, exact(K - 1), K - 2),
+        "cap: integer division": cap(lambda K: K // (K - 1), minus_one),
+        "cap: gap doubled": cap(lambda K: 2 * K / (K - 1), minus_one),
         "cap: overflow": lambda K, tau: math.log(
             K * math.exp(exact(K) / tau) / (math.exp(exact(K) / tau) + K - 1)
         ),
@@ -641,6 +677,8 @@ _CURVATURE_NAMES = {
     "in tau": "derivative in tau",
     "unweighted": "unweighted variance",
     "logits": "variance of the logits",
+    "no beta": "beta left out",
+    "beta as tau": "beta used as tau",
 }
 _TRIPLET_NAMES = {
     "no hinge": "no hinge",
@@ -656,6 +694,8 @@ _TRIPLET_NAMES = {
     "easiest negative": "easiest negative",
     "squared": "squared hinge",
     "whole batch": "batch-wide hardest",
+    "margin": "FaceNet margin 0.2",
+    "second largest": "second-largest of the row",
 }
 
 
