@@ -91,6 +91,10 @@ METRICS = (
 #: count as reaching it (the draws of the runs move it by about a point).
 RAW_GAP = 0.02
 
+#: A temperature "ends near" the best one of its own held-out cosines when the two are
+#: within this factor of each other (either way).
+TRACKING_FACTOR = 1.25
+
 #: Where a learned temperature starts unless the grid says otherwise (CLIP's, quoted).
 CLIP_START = TrainingConfig().initial_temperature
 
@@ -626,14 +630,16 @@ def _temperature_checks(r: Result) -> list[Check]:
     if fixed is not None:  # the control: the same test must reject a fixed temperature
         ratio = _tracking_ratio(np.full(c.runs, 0.5), fixed)
         out.append(Check("shift views, fixed tau = 0.5 (the control): NOT within 25% of the "
-                         "best tau of its held-out cosines", abs(math.log(ratio)) >= math.log(1.25),
+                         "best tau of its held-out cosines",
+                         abs(math.log(ratio)) >= math.log(TRACKING_FACTOR),
                          f"fixed / best = {ratio:.3f}"))  # fmt: skip
     noise_l = _get(r, "noise", "learned")
     if noise_l is not None:
         clip = 1.0 / TrainingConfig().max_logit_scale
         final = float(np.median(noise_l.final_taus))
         out.append(Check("noise views: the learned tau ends within 25% of the clip 1/100",
-                         final < 1.25 * clip, f"median final tau {final:.4f}"))  # fmt: skip
+                         final < TRACKING_FACTOR * clip,
+                         f"median final tau {final:.4f}"))  # fmt: skip
     return out
 
 
@@ -644,7 +650,7 @@ def _tracking_ratio(taus: np.ndarray, rec: Record) -> float:
 
 def _tracks_check(taus, rec: Record, what: str) -> Check:
     ratio = _tracking_ratio(taus, rec)
-    ok = abs(math.log(ratio)) < math.log(1.25)
+    ok = abs(math.log(ratio)) < math.log(TRACKING_FACTOR)
     return Check(
         f"{what} the best tau of its held-out cosines", ok, f"learned / best = {ratio:.3f}"
     )
