@@ -71,6 +71,10 @@ EXPECTED = {
     "leave-one-out": "leaves the positive out",
     "nt-xent": "the gradient of NT-Xent",
     "divided by N squared": "this divides by N^2",
+    "divided by N - 1": "this divides by N - 1",
+    "unscaled softmax": "the softmax of the cosines a_i . b_j themselves",
+    "the loss": "the loss itself, not its gradient",
+    "scale 10**t": "uses the scale 10^t",
 }
 
 

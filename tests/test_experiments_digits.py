@@ -61,6 +61,19 @@ def test_learned_records_without_probes():
     assert {"bound", "best_tau", "beaten", "uniformity"} <= set(rec.values)
 
 
+def test_seconds_is_the_run_time_when_the_grid_ends_with_a_fixed_tau():
+    # The grid's loop variables once shadowed the timer: a fixed tau last (start None) crashed,
+    # a learned one last turned the start temperature into the clock's origin.
+    import time
+
+    for grid in ((("shift", "learned", 0.5), ("shift", 0.1)), (("shift", 0.1),)):
+        cfg = dataclasses.replace(SMALL, grid=grid, runs=1, steps=5, long_steps=5,
+                                  checkpoints=(5,), batch_sizes=(), all_labels=False)  # fmt: skip
+        t0 = time.perf_counter()
+        r = digits.run(cfg)
+        assert 0 < r.seconds <= time.perf_counter() - t0
+
+
 def test_the_grid_records_are_the_snapshots_of_the_long_runs(result):
     # tau = 0.1 trains to long_steps; its grid record is the snapshot at steps.
     rec = result.record("shift", 0.1)

@@ -93,6 +93,22 @@ _HINTS = {
         "this divides by N^2 (a mean over all N x N logits): the loss is a mean over the N "
         "anchors of each direction (divide by N, then average the two directions)"
     ),
+    "divided by N - 1": (
+        "this divides by N - 1: each direction's loss is a mean over its N anchors (every "
+        "row and every column of the logits is one anchor), so divide by N"
+    ),
+    "unscaled softmax": (
+        "this takes the softmax of the cosines a_i . b_j themselves: the weights are the "
+        "softmax of the logits e^t a_i . b_j, scale included"
+    ),
+    "the loss": (
+        "this is the loss itself, not its gradient: differentiate it in t (each logit "
+        "l_ij = e^t a_i . b_j has dl_ij/dt = l_ij)"
+    ),
+    "scale 10**t": (
+        "this uses the scale 10^t: the log scale is a natural logarithm, t = log(1/tau), so "
+        "the scale is e^t (math.exp(t))"
+    ),
 }
 _NONFINITE = (
     "not finite: exp overflowed; subtract each row's (and each column's) largest logit "
@@ -179,8 +195,9 @@ def check_log_scale_gradient(fn: Callable, *, verbose: bool = True) -> bool:
     two directions summed, a sum over anchors or a division by :math:`N^2`, the positive's
     term alone or the softmax terms alone, :math:`t` read as :math:`\log\tau` or as
     :math:`\tau`, the clip applied inside the loss or a zero gradient beyond it, the
-    positive left out of the log-sum-exp, NT-Xent's gradient instead of CLIP's, and an
-    overflow.
+    positive left out of the log-sum-exp, NT-Xent's gradient instead of CLIP's, a division
+    by :math:`N - 1`, the softmax of the unscaled cosines, the loss returned instead of its
+    gradient, the scale :math:`10^t` instead of :math:`e^t`, and an overflow.
 
     Parameters
     ----------
@@ -223,15 +240,15 @@ def check_log_scale_gradient(fn: Callable, *, verbose: bool = True) -> bool:
     return plain_report(outcomes, verbose=verbose)
 
 
-def _reference_parts(Za, Zb, t, *, shift=True, with_positive=True) -> tuple:
-    """Each direction's dL/dt and the positive and softmax parts, optionally unshifted or
-    with the positive left out of each log-sum-exp."""
+def _reference_parts(Za, Zb, t, *, shift=True, with_positive=True, scaled=True) -> tuple:
+    """Each direction's dL/dt and the positive and softmax parts, optionally unshifted, with
+    the positive left out of each log-sum-exp, or with the softmax of the unscaled cosines."""
     A, B = np.asarray(Za, dtype=float), np.asarray(Zb, dtype=float)
     s = math.exp(t)
     C = A @ B.T
     out = []
     for M in (C, C.T):
-        L = s * M
+        L = s * M if scaled else M
         if not with_positive:
             L = np.where(np.eye(len(L), dtype=bool), -np.inf, L)
         P = np.exp(L - L.max(axis=1, keepdims=True)) if shift else np.exp(L)
@@ -259,7 +276,7 @@ def _t_as_tau(A, B, t) -> float:
 
 
 def log_scale_gradient_mistakes() -> dict[str, Callable]:
-    r"""Sixteen wrong ``my_log_scale_gradient`` functions, one per usual mistake.
+    r"""Twenty wrong ``my_log_scale_gradient`` functions, one per usual mistake.
 
     Returns
     -------
@@ -271,8 +288,10 @@ def log_scale_gradient_mistakes() -> dict[str, Callable]:
         scales), ``"t as log tau"`` (logits :math:`e^{-t} a_i \cdot b_j`), ``"t as tau"``
         (logits :math:`a_i \cdot b_j / t`), ``"clip inside"`` (the gradient at
         :math:`\min(e^t, 100)`), ``"zero beyond clip"`` (0 when :math:`e^t > 100`),
-        ``"leave-one-out"`` (the positive left out of each log-sum-exp) and ``"nt-xent"``
-        (the gradient of :func:`~infonce_lib.nt_xent_grad`'s loss).
+        ``"leave-one-out"`` (the positive left out of each log-sum-exp), ``"nt-xent"``
+        (the gradient of :func:`~infonce_lib.nt_xent_grad`'s loss), ``"divided by N - 1"``,
+        ``"unscaled softmax"`` (the softmax of the cosines, not of the logits), ``"the
+        loss"`` (the loss itself) and ``"scale 10**t"`` (logits :math:`10^t a_i \cdot b_j`).
 
     Examples
     --------
@@ -300,4 +319,8 @@ def log_scale_gradient_mistakes() -> dict[str, Callable]:
             sum(_reference_parts(A, B, t, with_positive=False)[:2]) / 2
         ),
         "nt-xent": lambda A, B, t: nt_xent_grad(A, B, t).grad_log_scale,
+        "divided by N - 1": lambda A, B, t: _right(A, B, t) * len(A) / (len(A) - 1),
+        "unscaled softmax": lambda A, B, t: sum(_reference_parts(A, B, t, scaled=False)[:2]) / 2,
+        "the loss": lambda A, B, t: symmetric_infonce_grad(A, B, t).loss,
+        "scale 10**t": lambda A, B, t: _right(A, B, t * math.log(10.0)),
     }

