@@ -1,6 +1,6 @@
 r"""The variational family of bounds on mutual information, from a batch of critic scores.
 
-Poole et al. (2019, section 2) derive the estimators used with trained critics from one
+Poole et al. (2019) derive the estimators used with trained critics from one
 inequality, :math:`\log u \le u / a - 1 + \log a` for any :math:`a > 0`, applied at
 different places. This module holds the members that chapter 3's :mod:`~infonce_lib.bounds`
 does not (that module has InfoNCE, the leave-one-out bound and NWJ), the gradients of every
@@ -81,7 +81,7 @@ ESTIMATORS = ("infonce", "nwj", "dv", "js", "alpha")
 def barber_agakov_bound(scores, entropy: float) -> np.ndarray:
     r"""The Barber–Agakov lower bound, for a critic that is a normalised log density.
 
-    Poole et al. (2019, section 2.1), with the variational density :math:`q(y \mid x)`:
+    Poole et al. (2019), with the variational density :math:`q(y \mid x)`:
 
     .. math::
 
@@ -134,7 +134,7 @@ def barber_agakov_bound(scores, entropy: float) -> np.ndarray:
 def dv_bound(scores) -> np.ndarray:
     r"""The Donsker–Varadhan (MINE) estimate of :math:`I(X; Y)`, one value per batch.
 
-    Poole et al. (2019, section 2.2), after Donsker & Varadhan (1983) and Belghazi et al.
+    Poole et al. (2019), after Donsker & Varadhan (1983) and Belghazi et al.
     (2018):
 
     .. math::
@@ -188,7 +188,7 @@ def dv_bound(scores) -> np.ndarray:
 def tuba_bound(scores, log_baseline) -> np.ndarray:
     r"""The tractable unnormalised Barber–Agakov bound (TUBA) with a baseline :math:`a(y)`.
 
-    Poole et al. (2019, section 2.2):
+    Poole et al. (2019):
 
     .. math::
 
@@ -251,7 +251,7 @@ def tuba_bound(scores, log_baseline) -> np.ndarray:
 def js_objective(scores) -> np.ndarray:
     r"""The f-GAN lower bound on the Jensen–Shannon divergence, used to train a critic.
 
-    Nowozin et al. (2016), as used by Poole et al. (2019, section 2.2) and Hjelm et al.
+    Nowozin et al. (2016), as used by Poole et al. (2019) and Hjelm et al.
     (2019): with :math:`\operatorname{sp}(t) = \log(1 + e^{t})`,
 
     .. math::
@@ -297,7 +297,7 @@ def js_objective(scores) -> np.ndarray:
 def js_bound(scores) -> np.ndarray:
     r"""The mutual information of a JS-trained critic: NWJ evaluated at :math:`1 + f`.
 
-    Poole et al. (2019, section 2.2) train the critic on :func:`js_objective` and estimate
+    Poole et al. (2019) train the critic on :func:`js_objective` and estimate
     :math:`I` with the NWJ bound. The JS maximiser is :math:`\log r`,
     :math:`r = p(x, y)/(p(x)p(y))`, while NWJ is tight at :math:`1 + \log r`, so the critic
     is shifted by 1 before NWJ:
@@ -309,8 +309,8 @@ def js_bound(scores) -> np.ndarray:
 
     It is a lower bound for every critic (it is NWJ); without the shift the optimal JS
     critic would give :math:`I - e^{-1}` instead of :math:`I`. The authors' demonstration
-    notebook evaluates NWJ at :math:`f` itself; the shift is the choice that makes the
-    bound tight at the JS optimum.
+    notebook (their Colab) evaluates NWJ at :math:`f` itself; the shift by 1 is this
+    library's choice, the one that makes the bound tight at the JS optimum.
 
     Parameters
     ----------
@@ -372,7 +372,7 @@ def _check_alpha(alpha) -> float:
 def interpolated_bound(scores, log_baseline, alpha: float) -> np.ndarray:
     r"""The interpolated bound :math:`I_\alpha` between NWJ/TUBA and InfoNCE.
 
-    Poole et al. (2019, section 2.4) apply the multi-sample TUBA bound with the baseline
+    Poole et al. (2019) apply the multi-sample TUBA bound with the baseline
 
     .. math::
 
@@ -710,7 +710,7 @@ def optimal_critic_estimates(
     r"""Each estimator of the staircase with its optimal critic plugged in (no training).
 
     On ``n_batches`` fresh batches of the ``dim``-dimensional correlated Gaussian whose
-    information is ``information`` nats (Poole et al., 2019, section 4 and Fig. 3), with
+    information is ``information`` nats (the setting of Poole et al., 2019), with
     :math:`r = p(y \mid x)/p(y)` from :func:`correlated_gaussian_log_ratio`:
 
     - ``"infonce"``: :func:`~infonce_lib.infonce_bound` of :math:`\log r`;

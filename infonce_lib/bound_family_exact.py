@@ -29,7 +29,7 @@ def nwj_optimal_variance(information: float, *, dim: int, batch_size: int) -> fl
     Gaussian :math:`x \sim \mathcal N(0, I_d)`, :math:`y = \rho x + \sqrt{1-\rho^2}\,
     \varepsilon`, with :math:`I = -\frac d2 \log(1-\rho^2)` nats. With the optimal NWJ
     critic :math:`f = 1 + \log r`, :math:`r = p(x, y)/(p(x)p(y))` (Nguyen, Wainwright &
-    Jordan, 2010; Poole et al., 2019, eq. 5), the batch estimate
+    Jordan, 2010; Poole et al., 2019), the batch estimate
     (:func:`~infonce_lib.nwj_bound` of :math:`F_{ij} = 1 + \log r(x_j, y_i)`) is
 
     .. math::
@@ -114,7 +114,7 @@ def nwj_optimal_variance(information: float, *, dim: int, batch_size: int) -> fl
 def interpolated_bound_cap(batch_size: int, alpha: float) -> float:
     r"""The largest value one batch of :func:`~infonce_lib.interpolated_bound` can take.
 
-    In :math:`I_\alpha` (Poole et al., 2019, section 2.4, as computed by
+    In :math:`I_\alpha` (Poole et al., 2019, as computed by
     :func:`~infonce_lib.interpolated_bound`) the pair :math:`j` is held out and the baseline
     of row :math:`i` is :math:`a(y_i; x_{\ne j}) = \frac{\alpha}{K-1} \sum_{k \ne j}
     e^{F_{ik}} + (1-\alpha) q(y_i)`. For :math:`j \ne i` that sum contains the positive
@@ -126,8 +126,12 @@ def interpolated_bound_cap(batch_size: int, alpha: float) -> float:
 
         I_\alpha \le 1 + \log \frac{K-1}{\alpha},
 
-    and the cap is approached (not reached) by a batch whose positives score far above both
-    the negatives and :math:`\log q`. It is above :math:`\log(K/\alpha)` (what InfoNCE's
+    an upper bound that is the supremum for :math:`\alpha < 1`: it is approached (not
+    reached) by batches with negatives :math:`\ll \log q \ll` positives (the negatives far
+    below the baseline :math:`\log q`, the positives far above it). At :math:`\alpha = 1`
+    the baseline holds no :math:`q`, the subtracted term is exactly 1 and the supremum is
+    :math:`\log(K-1)`, which this function returns there. For :math:`\alpha < 1` the cap is
+    above :math:`\log(K/\alpha)` (what InfoNCE's
     :math:`\log K` would suggest) by :math:`1 + \log(1 - 1/K)`.
 
     Parameters
@@ -140,7 +144,8 @@ def interpolated_bound_cap(batch_size: int, alpha: float) -> float:
     Returns
     -------
     float
-        :math:`1 + \log((K-1)/\alpha)` in nats, ``inf`` at ``alpha = 0``.
+        :math:`1 + \log((K-1)/\alpha)` in nats, ``inf`` at ``alpha = 0`` and
+        :math:`\log(K-1)` at ``alpha = 1``.
 
     Raises
     ------
@@ -159,4 +164,6 @@ def interpolated_bound_cap(batch_size: int, alpha: float) -> float:
         raise ValueError(f"alpha must be in [0, 1]; got {a}")
     if a == 0.0:
         return math.inf
+    if a == 1.0:  # the marginal term is exactly 1: the joint term alone, <= log(K - 1)
+        return math.log(K - 1)
     return 1.0 + math.log(K - 1) - math.log(a)

@@ -14,8 +14,7 @@ import infonce_lib as il
 # Small batches, where the swap term is a large part of the variance, and the book's
 # setting (d = 20, K = 64) at 1 nat. Each with |rho| < 1/3 per coordinate, where E r^4 over
 # p(x)p(y) is finite, so that the sample variance of the simulated batches converges at
-# 1/sqrt(n); over many coordinates, near rho = 1/3, that fourth moment is finite but so
-# large that the sample variance still falls about 10% short after 40,000 batches.
+# 1/sqrt(n).
 @pytest.mark.parametrize(
     ("rho", "dim", "K", "n", "rel"),
     [(0.3, 1, 3, 200_000, 0.02), (0.25, 4, 3, 200_000, 0.02), (0.2, 8, 4, 200_000, 0.02),
@@ -85,12 +84,23 @@ def test_interpolated_cap_bounds_every_batch_and_is_approached():
     near = np.where(np.eye(K, dtype=bool), 40.0, -40.0)[None]
     value = il.interpolated_bound(near, 0.0, alpha)[0]
     assert cap - 1e-9 < value <= cap
-    assert value > math.log(K / alpha) + 0.8  # not Poole et al.'s log(K / alpha)
+
+
+def test_interpolated_cap_at_alpha_one_is_log_k_minus_one():
+    # at alpha = 1 the marginal term is exactly 1, so the supremum is log(K - 1): approached
+    # by positives far above the negatives, and never exceeded
+    K = 6
+    near = np.where(np.eye(K, dtype=bool), 40.0, -40.0)[None]
+    value = il.interpolated_bound(near, 0.0, 1.0)[0]
+    cap = il.interpolated_bound_cap(K, 1.0)
+    assert cap - 1e-9 < value <= cap + 1e-12
+    F = np.random.default_rng(1).normal(scale=4.0, size=(300, K, K))
+    assert np.all(il.interpolated_bound(F, 0.0, 1.0) <= cap + 1e-12)
 
 
 def test_interpolated_cap_ends_and_validation():
     assert il.interpolated_bound_cap(64, 0.01) == pytest.approx(1 + math.log(6300))
-    assert il.interpolated_bound_cap(5, 1.0) == pytest.approx(1 + math.log(4))
+    assert il.interpolated_bound_cap(5, 1.0) == pytest.approx(math.log(4))
     assert il.interpolated_bound_cap(5, 0.0) == math.inf
     with pytest.raises(ValueError, match="alpha"):
         il.interpolated_bound_cap(5, 1.5)

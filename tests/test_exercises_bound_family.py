@@ -145,6 +145,29 @@ def reader_overflow(F):
     return float(np.diag(F).mean() - np.exp(1000 * F[off]).mean() / 1e300)
 
 
+def reader_loss(F):
+    K = len(F)
+    off = ~np.eye(K, dtype=bool)
+    return float(np.exp(F[off] - 1).mean() - np.trace(F) / K)
+
+
+def reader_tuba_a_one(F):
+    K = len(F)
+    off = ~np.eye(K, dtype=bool)
+    return float(1 + np.trace(F) / K - np.exp(F[off]).mean())
+
+
+def reader_exp_of_mean(F):
+    K = len(F)
+    off = ~np.eye(K, dtype=bool)
+    return float(np.trace(F) / K - np.exp(F[off].mean()) / np.e)
+
+
+def reader_diagonal_over_k_k_minus_1(F):
+    K = len(F)
+    return float(np.trace(F) / K - np.exp(F - 1).sum() / (K * (K - 1)))
+
+
 READERS = {
     reader_with_diagonal: "off-diagonal pairs only",
     reader_no_e: "carries a factor e^(-1)",
@@ -157,11 +180,17 @@ READERS = {
     reader_per_row: "one value per row?",
     reader_no_e_float32: "carries a factor e^(-1)",
     reader_overflow: "of these finite scores is finite",
+    reader_loss: "minus the bound, the loss",
+    reader_tuba_a_one: "TUBA with the baseline a = 1",
+    reader_exp_of_mean: "exponentiate first, then average",
+    reader_diagonal_over_k_k_minus_1: "includes the diagonal but is divided by K(K-1)",
 }
 ALL_HINTS = (
     "off-diagonal pairs only", "carries a factor e^(-1)", "Donsker-Varadhan", "not K^2",
     "modified the input F in place", "sign of the marginal term is flipped",
     "not their sum", "subtract 1 inside the exponent", "one value per row?",
+    "minus the bound, the loss", "TUBA with the baseline a = 1",
+    "exponentiate first, then average", "includes the diagonal but is divided by K(K-1)",
 )  # fmt: skip
 
 

@@ -63,6 +63,28 @@ def _subtracts_e(F):
     return float(np.diag(F).mean() - np.exp(F[off] - math.e).mean())
 
 
+def _negated(F):
+    return -float(nwj_bound(np.asarray(F, dtype=float)[None])[0])
+
+
+def _tuba_a_one(F):
+    F = np.asarray(F, dtype=float)
+    off = ~np.eye(len(F), dtype=bool)
+    return float(1.0 + np.diag(F).mean() - np.exp(F[off]).mean())
+
+
+def _exp_of_mean(F):
+    F = np.asarray(F, dtype=float)
+    off = ~np.eye(len(F), dtype=bool)
+    return float(np.diag(F).mean() - np.exp(F[off].mean() - 1.0))
+
+
+def _diagonal_over_k_k_minus_1(F):
+    F = np.asarray(F, dtype=float)
+    K = len(F)
+    return float(np.diag(F).mean() - np.exp(F - 1.0).sum() / (K * (K - 1)))
+
+
 def _overwrites_diagonal(F):
     K = len(F)
     joint = float(np.trace(F)) / K
@@ -81,9 +103,10 @@ def nwj_mistakes() -> dict[str, Callable]:
     Examples
     --------
     >>> sorted(nwj_mistakes())  # doctest: +NORMALIZE_WHITESPACE
-    ['DV instead of NWJ', 'adds the marginal term', 'diagonal in the marginal term',
-     'divides by K^2', 'forgets the 1/e', 'overwrites the input', 'subtracts e, not 1',
-     'sums the positives']
+    ['DV instead of NWJ', 'TUBA with a = 1', 'adds the marginal term',
+     'diagonal in the marginal term', 'diagonal over K(K-1)', 'divides by K^2',
+     'exp of the mean', 'forgets the 1/e', 'negated (a loss)', 'overwrites the input',
+     'subtracts e, not 1', 'sums the positives']
     """
     return {
         "diagonal in the marginal term": _with_diagonal,
@@ -93,6 +116,10 @@ def nwj_mistakes() -> dict[str, Callable]:
         "adds the marginal term": _adds_the_marginal_term,
         "sums the positives": _sums_the_positives,
         "subtracts e, not 1": _subtracts_e,
+        "negated (a loss)": _negated,
+        "TUBA with a = 1": _tuba_a_one,
+        "exp of the mean": _exp_of_mean,
+        "diagonal over K(K-1)": _diagonal_over_k_k_minus_1,
         "overwrites the input": _overwrites_diagonal,
     }
 
@@ -113,6 +140,22 @@ _HINTS = {
     ),
     "sums the positives": (
         "the joint term is the mean of the K positive scores, trace(F) / K, not their sum"
+    ),
+    "negated (a loss)": (
+        "this is minus the bound, the loss a trainer minimises; return the bound itself, "
+        "mean positive score minus the marginal term"
+    ),
+    "TUBA with a = 1": (
+        "this is TUBA with the baseline a = 1 (1 + mean F_ii - mean e^(F_ij)); NWJ is TUBA "
+        "with a = e: no leading 1, and e^(F_ij - 1) in the marginal term"
+    ),
+    "exp of the mean": (
+        "this takes e to the mean score; the marginal term is the mean of e^(F_ij - 1), "
+        "exponentiate first, then average"
+    ),
+    "diagonal over K(K-1)": (
+        "the sum of e^(F_ij - 1) includes the diagonal but is divided by K(K-1): leave "
+        "the positives out of the sum, it runs over the off-diagonal pairs i != j"
     ),
     "subtracts e, not 1": (
         "the factor e^(-1) is exp(-1): subtract 1 inside the exponent, e^(F_ij - 1), not e"
