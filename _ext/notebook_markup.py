@@ -304,8 +304,8 @@ def _convert_text(text: str, bib: dict, numbers: dict, cited: dict, used: dict) 
 def _solution_link(label: str, numbers: dict) -> str:
     name = numbers.get(label, "the exercise")
     return (
-        f"*Solution:* [Solution to {name}](#solution-{label}), at the end of the chapter "
-        "(open its heading there when you want to read it)."
+        f"*Solution:* [{name}, solution](#solution-{label}) at the end of the chapter, under a "
+        "collapsed heading: open it when you want to read it."
     )
 
 

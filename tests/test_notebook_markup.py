@@ -105,8 +105,8 @@ def test_solutions_move_to_a_collapsed_section_at_the_end():
     (code,) = [c for c in after if c["cell_type"] == "code"]
     assert code["metadata"]["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
     # Each exercise links to its solution; the References cell comes last, after them.
-    assert "[Solution to Exercise 2.1](#solution-ex-a)" in shown
-    assert "[Solution to Exercise 2.2](#solution-ex-b)" in shown
+    assert "[Exercise 2.1, solution](#solution-ex-a)" in shown
+    assert "[Exercise 2.2, solution](#solution-ex-b)" in shown
     assert markup.TAG_REFERENCES in markup._tags(cells[-1])
 
 
