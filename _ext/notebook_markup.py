@@ -281,6 +281,11 @@ def _convert_text(text: str, bib: dict, numbers: dict, cited: dict, used: dict) 
 
     def doc(m: re.Match) -> str:
         text, target = m.group(1) or m.group(2), m.group(2)
+        if not re.fullmatch(r"[\w-]+", target):
+            raise ValueError(
+                f"{m.group(0)}: a notebook can link to another chapter (a notebook beside it), "
+                "not to a page of the website; name the page in words"
+            )
         return f"[{text}]({target}.ipynb)"
 
     def eq(m: re.Match) -> str:
