@@ -80,7 +80,7 @@ NB_REF_KEY = re.compile(r"\(#ref-([\w-]+)\)")
 NB_API = re.compile(r"\[`([^`]+)`\]\(#api-([\w-]+)\)")
 NB_DOC = re.compile(r"\[([^\[\]]+)\]\(((?:\.\./)*[\w./-]+?)\.ipynb\)")
 NB_EQ = re.compile(r"\[\((\d+(?:\.\d+)*)\)\]\(#(eq-[\w-]+)\)")
-NB_PRF = re.compile(r"\[([A-Z][a-z]+) (\d+(?:\.\d+)*)\]\(#([\w-]+)\)")
+
 NB_TAG = re.compile(r" \\tag\{\d+(?:\.\d+)*\}\Z")
 NB_ENUMERATOR = re.compile(r"^:enumerator: \d+(?:\.\d+)*\n", re.M)
 # jupyterlab-myst numbers every display equation (1), (2), ...; the website numbers only the
@@ -102,6 +102,9 @@ PRF_NAMES = {
     "observation": "Observation", "algorithm": "Algorithm", "axiom": "Axiom",
     "criterion": "Criterion", "assumption": "Assumption", "notation": "Notation",
 }  # fmt: skip
+
+
+NB_PRF = re.compile(rf"\[({'|'.join(PRF_NAMES.values())}) (\d+(?:\.\d+)*)\]\(#([\w-]+)\)")
 
 
 def _src(cell: dict) -> str:
