@@ -67,6 +67,7 @@ for _module in ("jupyterlab", "jupyterlab_myst", "playwright"):
     except ImportError:
         _missing(f"`{_module}` is not installed (`make lab-test` installs it into .venv)")
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 
@@ -311,6 +312,13 @@ def _check_prose(rel, source, state, expected, when):
             assert cell["math"], f"{rel} cell {i}: {when}, no typeset math:\n{cell['html']}"
 
 
+SOLUTIONS_HIDDEN_JS = """() => window.__panel.content.widgets
+  .filter((w) => {
+    const tags = w.model.getMetadata('tags') || [];
+    return tags.includes('nb-solution') || tags.includes('nb-solution-heading');
+  })
+  .every((w) => w.isHidden)"""
+
 CURRENT_PATH_JS = """() => {
   const w = window.jupyterapp.shell.currentWidget;
   return w && w.context ? w.context.path : null;
@@ -375,6 +383,10 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
         _wait_idle(app)
         app.wait_for_function(RENDERED_JS, timeout=60_000)
         app.wait_for_timeout(1000)  # let late metadata updates (language_info) land
+        try:  # JupyterLab collapses a heading once it has parsed the headings, asynchronously
+            app.wait_for_function(SOLUTIONS_HIDDEN_JS, timeout=30_000, polling=200)
+        except PlaywrightTimeout:
+            pass  # _check_solutions_hidden says which cell shows
         before = app.evaluate(STATE_JS)
 
         # Opening and connecting the kernel changes nothing the reader would have to save.
