@@ -6,8 +6,13 @@ build. Before that, this extension prepares its inputs in ``_build/lite-src`` (t
 
 - ``wheels/``: a wheel of ``infonce_lib`` built from this checkout; JupyterLite's piplite serves
   it from the site, so the browser installs the book's own library, never one from PyPI;
-- ``contents/chapters/``: a copy of every chapter for the browser, outputs cleared, kernel set to
-  Pyodide's, with one first cell that installs that wheel (``%pip install infonce-lib``);
+- ``contents/chapters/``: a copy of every chapter for the browser, kernel set to Pyodide's, with
+  one first cell that installs that wheel (``%pip install infonce-lib``) and builds
+  Matplotlib's font cache without the notice Matplotlib prints on stderr while it does (a
+  fresh Pyodide file system has no cache). The copy keeps the stored outputs, so a chapter
+  opens with its figures and tables as in JupyterLab, and marks every cell trusted
+  (``metadata.trusted``, which JupyterLite reads; there is no notebook signature in the
+  browser), since the outputs are the ones the book's own build stored and tested;
 - ``jupyter_lite_config.json`` and ``jupyter-lite.json``: the wheel, no source maps, and
   ``disablePyPIFallback`` so that nothing is fetched from PyPI at run time;
 - ``static/pyodide/``: only with ``PYODIDE=local`` in the environment (``make book
@@ -32,8 +37,15 @@ import tempfile
 from pathlib import Path
 
 INSTALL_CELL = (
-    "# In the browser (JupyterLite): install the book's library, served with this site.\n"
-    "%pip install -q infonce-lib"
+    "# In the browser (JupyterLite): install the book's library, served with this site, and\n"
+    "# let Matplotlib build its font cache now without printing a notice about it.\n"
+    "%pip install -q infonce-lib\n"
+    "import logging\n"
+    "\n"
+    'logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)\n'
+    "import matplotlib.font_manager  # noqa: E402\n"
+    "\n"
+    'logging.getLogger("matplotlib.font_manager").setLevel(logging.NOTSET)'
 )
 PYODIDE_KERNELSPEC = {
     "name": "python",
@@ -110,17 +122,17 @@ def fetch_pinned_wheels(cache: Path) -> list[Path]:
 
 
 def lite_notebook(nb: dict) -> dict:
-    """The browser copy of a chapter: outputs cleared, Pyodide kernel, an install cell first."""
+    """The browser copy of a chapter: stored outputs kept and trusted, Pyodide kernel, an
+    install cell first. Written with ``json``: nbformat would drop ``metadata.trusted``."""
     nb = copy.deepcopy(nb)
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
-            cell["outputs"] = []
-            cell["execution_count"] = None
+            cell.setdefault("metadata", {})["trusted"] = True
     install = {
         "cell_type": "code",
         "execution_count": None,
         "id": "install-infonce-lib",
-        "metadata": {},
+        "metadata": {"trusted": True},
         "outputs": [],
         "source": INSTALL_CELL,
     }
@@ -147,7 +159,8 @@ def prepare(app) -> None:
     contents.mkdir(parents=True, exist_ok=True)
     for path in chapter_notebooks(root):
         nb = json.loads(path.read_text(encoding="utf-8"))
-        (contents / path.name).write_text(json.dumps(lite_notebook(nb), indent=1) + "\n")
+        text = json.dumps(lite_notebook(nb), indent=1, ensure_ascii=False) + "\n"
+        (contents / path.name).write_text(text, encoding="utf-8")
 
     build_config = {
         "LiteBuildConfig": {"no_sourcemaps": True, "no_unused_shared_packages": True},

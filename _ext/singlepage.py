@@ -6,10 +6,9 @@ Two fixes, both for the ``singlehtml`` builder only:
    falls back to the HTML visitors for that builder, and nodes that only have HTML visitors
    (sphinx-proof's ``theorem_node`` and friends) crash the build with NotImplementedError. Every
    node that has HTML visitors but none for ``singlehtml`` gets the HTML ones.
-2. The book's root document is ``chapters/index``, so the single page is written to
-   ``chapters/index.html`` while its links to ``_static/`` and ``_images/`` are relative to the
-   top of the build: no stylesheet, no MathJax. After the build the page is copied to the top
-   as ``book.html``, where those links resolve (``tools/book_pdf.py`` prints that file).
+2. The single page is written as the root document's page; after the build it is copied to
+   ``book.html`` at the top of the build, where its links to ``_static/`` and ``_images/``
+   resolve (``tools/book_pdf.py`` prints that file).
 """
 
 from __future__ import annotations

@@ -342,7 +342,7 @@ CLIP_TEMPERATURE = PublishedSettings(
 #: MoCo's settings: the temperature of its InfoNCE loss, the dimension of its
 #: l2-normalised embeddings (both "[61]", Wu et al., 2018, in MoCo's references: MoCo takes
 #: them from there, not from a search of its own), and the queue length and momentum m of
-#: its ImageNet comparison. The queue length is the book's Q (chapters/notation.md): each
+#: its ImageNet comparison. The queue length is the book's Q (reference/notation.md): each
 #: query has Q queued negatives (the other queries' keys are not negatives, Algorithm 1), so
 #: K = Q + 1 candidates.
 MOCO_SETTINGS = PublishedSettings(

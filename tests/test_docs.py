@@ -15,29 +15,29 @@ TEMPLATE_MEMBERS = "NAME, SUMMARY, CHAPTER, Config, Result, run, tables, checks,
 
 
 def test_every_public_name_is_on_the_api_page_in_the_package_namespace():
-    page = (ROOT / "chapters" / "api.md").read_text()
+    page = (ROOT / "reference" / "api.md").read_text()
     documented = re.findall(r"^\.\. auto(?:function|class|data):: infonce_lib\.(\w+)$", page, re.M)
     assert len(documented) == len(set(documented)), "a name is documented twice"
     missing = sorted(set(infonce_lib.__all__) - set(documented))
-    assert not missing, f"public names not on chapters/api.md as infonce_lib.<name>: {missing}"
+    assert not missing, f"public names not on reference/api.md as infonce_lib.<name>: {missing}"
     stale = sorted(set(documented) - set(infonce_lib.__all__))
-    assert not stale, f"chapters/api.md documents names that are not public: {stale}"
+    assert not stale, f"reference/api.md documents names that are not public: {stale}"
 
 
 def test_every_experiment_module_is_on_the_api_page():
-    page = (ROOT / "chapters" / "api.md").read_text()
+    page = (ROOT / "reference" / "api.md").read_text()
     for module in EXPERIMENTS.values():
         entry = f".. automodule:: {module.__name__}\n   :members: {TEMPLATE_MEMBERS}\n"
-        assert entry in page, f"{module.__name__} is not on chapters/api.md"
+        assert entry in page, f"{module.__name__} is not on reference/api.md"
 
 
 def test_every_experiment_is_on_the_reproduce_page():
-    page = (ROOT / "chapters" / "reproduce.md").read_text()
+    page = (ROOT / "reference" / "reproduce.md").read_text()
     missing = [n for n in EXPERIMENTS if f"python -m infonce_lib reproduce {n}" not in page]
-    assert not missing, f"experiments not on chapters/reproduce.md: {missing}"
+    assert not missing, f"experiments not on reference/reproduce.md: {missing}"
     listed = set(re.findall(r"python -m infonce_lib reproduce ([a-z0-9][a-z0-9-]*)", page))
     stale = listed - set(EXPERIMENTS)
-    assert not stale, f"chapters/reproduce.md lists experiments that do not exist: {stale}"
+    assert not stale, f"reference/reproduce.md lists experiments that do not exist: {stale}"
 
 
 def test_default_chunk_size_has_its_own_description_on_the_api_page():
@@ -45,7 +45,7 @@ def test_default_chunk_size_has_its_own_description_on_the_api_page():
     # comment on an assignment there, an int is shown with Python's help text for int.
     from sphinx.pycode import ModuleAnalyzer
 
-    page = (ROOT / "chapters" / "api.md").read_text()
+    page = (ROOT / "reference" / "api.md").read_text()
     assert re.search(r"^\.\. autodata:: infonce_lib\.DEFAULT_CHUNK_SIZE$", page, re.M)
     docs = ModuleAnalyzer.for_module("infonce_lib").find_attr_docs()
     comment = " ".join(docs.get(("", "DEFAULT_CHUNK_SIZE"), []))

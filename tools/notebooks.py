@@ -6,6 +6,7 @@ Usage (from the repository root, inside the project's virtual environment)::
     python tools/notebooks.py verify chapters/*.ipynb             # re-run, compare the prose
     python tools/notebooks.py check chapters/*.ipynb              # exit 1 if a file is not clean
     python tools/notebooks.py list                                # the notebooks in _toc.yml
+    python tools/notebooks.py convert chapters/*.ipynb            # markup for notebook readers
 
 ``execute`` runs each notebook top to bottom in a fresh kernel from ``chapters/`` with one
 BLAS thread (the setting nbval uses), stores the outputs, and normalises the file: no execution
@@ -14,6 +15,13 @@ stream outputs of one name merged (how a kernel splits printed text into message
 timing). ``check`` reports any notebook that carries such metadata, unmerged streams or a code
 cell without stored outputs, so a hand-edited notebook cannot slip past review.
 ``make notebooks`` runs ``execute`` on every chapter.
+
+``convert`` rewrites each chapter's markdown in the form JupyterLab and JupyterLite readers
+need (citations as author-year text, API references as names, links to ``.ipynb`` files,
+equation and theorem numbers as on the website, solutions at the end of the chapter under
+collapsed headings); the book turns that form back into its roles when it builds the site.
+See ``_ext/notebook_markup.py``. It is idempotent; after it, run ``execute`` (solutions now run
+at the end of the chapter).
 
 Numbers in the prose are MyST inline expressions, ``{eval}`name```, where ``name`` is a
 variable set by an earlier code cell. While executing, after the code cells that precede a
@@ -53,8 +61,13 @@ LANGUAGE_INFO = {
     "mimetype": "text/x-python",
     "nbconvert_exporter": "python",
 }
-ALLOWED_CELL_METADATA = {"tags", "mystnb", "editable", "slideshow", "user_expressions", "jupyter"}
+ALLOWED_CELL_METADATA = {"tags", "mystnb", "editable", "slideshow", "user_expressions", "jupyter",
+                         "jp-MarkdownHeadingCollapsed"}  # fmt: skip
 HIDDEN_INPUT_TAGS = {"hide-input", "remove-input", "remove-cell"}
+# A code cell of a solution (moved to the end of its chapter by `convert`) keeps its code and
+# output hidden in JupyterLab until the reader opens them.
+SOLUTION_TAG = "nb-solution"
+SOLUTION_HIDDEN = {"source_hidden": True, "outputs_hidden": True}
 # {eval}`name` or {eval}`name[key]`: a variable, or one entry of a dict of prose values keyed
 # by a number or a string literal (values computed in a loop). Nothing that calls code.
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
@@ -73,10 +86,10 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         )
         # What the page hides, JupyterLab collapses: the book reads tags, JupyterLab reads
         # jupyter.source_hidden (and nothing else of "jupyter" is kept).
-        hide = bool(HIDDEN_INPUT_TAGS & set(cell.metadata.get("tags", [])))
         cell.metadata.pop("jupyter", None)
-        if hide:
-            cell.metadata["jupyter"] = {"source_hidden": True}
+        hidden = _hidden(cell)
+        if hidden:
+            cell.metadata["jupyter"] = hidden
         cell.pop("id", None)
         if cell.cell_type == "code":
             if cell.source.strip():
@@ -91,6 +104,14 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 cell.outputs = []
     nb.nbformat, nb.nbformat_minor = 4, 4
     return nb
+
+
+def _hidden(cell) -> dict:
+    """The ``jupyter`` metadata a cell must carry: what JupyterLab keeps collapsed."""
+    tags = set(cell.metadata.get("tags", []))
+    if cell.cell_type == "code" and SOLUTION_TAG in tags:
+        return dict(SOLUTION_HIDDEN)
+    return {"source_hidden": True} if HIDDEN_INPUT_TAGS & tags else {}
 
 
 def _stream_text(output) -> str:
@@ -136,9 +157,11 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
         extra = set(cell.metadata) - ALLOWED_CELL_METADATA
         if extra:
             found.append(f"cell {i} metadata has {sorted(extra)} (timestamps?)")
-        hide = bool(HIDDEN_INPUT_TAGS & set(cell.metadata.get("tags", [])))
-        if hide != bool(cell.metadata.get("jupyter", {}).get("source_hidden")):
-            found.append(f"cell {i}: jupyter.source_hidden does not match its hide/remove tags")
+        if _hidden(cell) != dict(cell.metadata.get("jupyter", {})):
+            found.append(
+                f"cell {i}: jupyter metadata {dict(cell.metadata.get('jupyter', {}))} does not "
+                f"match its tags (expected {_hidden(cell)})"
+            )
         if cell.cell_type == "code" and cell.source.strip() and cell.execution_count is None:
             found.append(f"cell {i} has no stored outputs (not executed)")
         outputs = cell.get("outputs", [])
@@ -256,6 +279,35 @@ def execute(path: Path) -> None:
     nbformat.write(normalise(nb), path)
 
 
+def _markup():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import notebook_markup
+    finally:
+        sys.path.pop(0)
+    return notebook_markup
+
+
+def convert(path: Path) -> bool:
+    """Rewrite the chapter at ``path`` in the notebook readers' form; True if it changed."""
+    import json
+
+    markup = _markup()
+    chapters = [(ROOT / p).resolve() for p in toc_notebooks()]
+    if path.resolve() not in chapters:
+        raise ValueError(f"{path} is not a chapter of _toc.yml: its number is unknown")
+    chapter = chapters.index(path.resolve()) + 1
+    bib = markup.load_bibliography(ROOT / "references.bib")
+    text = path.read_text(encoding="utf-8")
+    nb = json.loads(text)
+    for warning in markup.moved_name_warnings(markup.to_site(nb)):
+        print(f"{path}: {warning}")
+    new = nbformat.writes(nbformat.from_dict(markup.to_notebook(nb, chapter, bib))) + "\n"
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
 def toc_notebooks(toc: Path = ROOT / "_toc.yml") -> list[Path]:
     """The notebooks listed in the book's table of contents, in reading order."""
     import yaml
@@ -284,13 +336,15 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["list"]:
         print(" ".join(str(p) for p in toc_notebooks()))
         return 0
-    if len(argv) < 2 or argv[0] not in {"execute", "check", "normalise", "verify"}:
+    if len(argv) < 2 or argv[0] not in {"execute", "check", "normalise", "verify", "convert"}:
         print(__doc__)
         return 2
     command, paths = argv[0], [Path(p) for p in argv[1:]]
     status = 0
     for path in paths:
-        if command == "execute":
+        if command == "convert":
+            print(f"{'converted' if convert(path) else 'unchanged'} {path}")
+        elif command == "execute":
             execute(path)
             print(f"executed {path}")
         elif command == "verify":

@@ -9,8 +9,13 @@ Playwright; every request that does not go to 127.0.0.1 is aborted. For each cha
   chapter 2 (every chapter with ``LAB_TEST_RUN=all``, or a comma-separated list of names) also
   after Run All, so the kernel reproduces what the website shows, with no cell raising an error;
 * the same values appear on the chapter's page of the built site, when the site is built;
-* no raw MyST is visible (``{eval}``, ``{glue``, ``:::{``), admonitions render as boxes and
-  equations are typeset.
+* no raw MyST is visible (``{eval}``, ``{glue``, ``:::{``, a citation key ``{cite:p}``, an API
+  role's ``<infonce_lib.`` target, ``{doc}``, ``{eq}``, ``{prf:ref}``), admonitions render as
+  boxes and equations are typeset;
+* nothing of a solution shows on opening: every cell after the "Solutions" heading (which is
+  collapsed) is hidden until the reader opens that heading (``tools/notebooks.py convert``
+  moves the solutions there);
+* a link to another chapter opens that chapter in JupyterLab.
 
 Without a Chromium (found as the site's browser tests find one, ``tests/site/browser.py``)
 or JupyterLab the test is skipped with the reason, except under CI (``CI`` set), where a
@@ -39,7 +44,10 @@ from tests.site.browser import LAUNCH_ARGS, find_chromium, settle, skip_or_fail
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 SITE = ROOT / "_build" / "html"
-RAW_MYST = re.compile(r"\{eval\}|\{glue|:::\{|```\{")
+RAW_MYST = re.compile(
+    r"\{eval\}|\{glue|:::\{|```\{|\{cite|\{py:|<infonce_lib\.|\{doc\}|\{eq\}|\{prf:ref\}"
+)
+CHAPTER_LINK = re.compile(r"\[([^\[\]]+)\]\((0\d_\w+\.ipynb)\)")
 
 
 def _missing(reason: str) -> None:
@@ -59,6 +67,7 @@ for _module in ("jupyterlab", "jupyterlab_myst", "playwright"):
     except ImportError:
         _missing(f"`{_module}` is not installed (`make lab-test` installs it into .venv)")
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 
@@ -218,7 +227,8 @@ STATE_JS = """() => {
   const model = panel.context.model;
   const cells = [];
   panel.content.widgets.forEach((w) => {
-    const cell = {type: w.model.type, text: '', admonitions: 0, math: 0, errors: 0};
+    const cell = {type: w.model.type, text: '', admonitions: 0, math: 0, errors: 0,
+                  hidden: w.isHidden, tags: w.model.getMetadata('tags') || []};
     if (w.model.type === 'markdown') {
       // jupyterlab-myst renders into '.myst'; JupyterLab's own renderer into '.jp-RenderedMarkdown'
       const node =
@@ -232,7 +242,6 @@ STATE_JS = """() => {
       cell.errors = outs
         .filter((o) => o.output_type === 'error')
         .map((o) => o.ename + ': ' + o.evalue);
-      cell.tags = w.model.getMetadata('tags') || [];
     }
     cells.push(cell);
   });
@@ -303,6 +312,67 @@ def _check_prose(rel, source, state, expected, when):
             assert cell["math"], f"{rel} cell {i}: {when}, no typeset math:\n{cell['html']}"
 
 
+SOLUTIONS_HIDDEN_JS = """() => window.__panel.content.widgets
+  .filter((w) => {
+    const tags = w.model.getMetadata('tags') || [];
+    return tags.includes('nb-solution') || tags.includes('nb-solution-heading');
+  })
+  .every((w) => w.isHidden)"""
+
+CURRENT_PATH_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  return w && w.context ? w.context.path : null;
+}"""
+
+CLOSE_CURRENT_JS = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (w === window.__panel) return;
+  if (w.sessionContext) await w.sessionContext.shutdown();
+  w.dispose();
+  window.jupyterapp.shell.activateById(window.__panel.id);
+}"""
+
+
+def _check_solutions_hidden(rel, state):
+    """Every cell under the collapsed "Solutions" heading is hidden on opening."""
+    tags = [set(c["tags"]) for c in state["cells"]]
+    heading = [i for i, t in enumerate(tags) if "nb-solutions" in t]
+    if not heading:
+        assert not any("nb-solution" in t for t in tags), f"{rel}: solutions with no heading"
+        return
+    (h,) = heading
+    assert not state["cells"][h]["hidden"], f"{rel}: the Solutions heading is hidden"
+    for i in range(h + 1, len(tags)):
+        if "nb-references" in tags[i]:
+            break
+        assert state["cells"][i]["hidden"], (
+            f"{rel} cell {i} (a solution's) shows before the reader opens the Solutions heading:"
+            f"\n{state['cells'][i]['text'][:300]}"
+        )
+    early = [i for i, t in enumerate(tags[:h]) if t & {"nb-solution", "nb-solution-heading"}]
+    assert not early, f"{rel}: solution cells {early} before the Solutions heading"
+
+
+def _check_chapter_link(app, rel, source):
+    """The first link to another chapter opens that chapter (a notebook tab) when clicked."""
+    texts = ["".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown"]
+    found = [m for t in texts for m in CHAPTER_LINK.finditer(t)]
+    if not found:
+        return
+    text, target = found[0].groups()
+    link = app.locator(f"#{source_panel_id(app)} a", has_text=text).first
+    link.scroll_into_view_if_needed()
+    link.click()
+    app.wait_for_function(
+        f"() => ({CURRENT_PATH_JS})() === {json.dumps(target)}", timeout=60_000, polling=200
+    )
+    settle(app, CLOSE_CURRENT_JS, what=f"{rel}: closing {target}")
+
+
+def source_panel_id(app) -> str:
+    return app.evaluate("() => window.__panel.id")
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_reads_like_the_page(lab, browser, app, notebook):
     source = json.loads(notebook.read_text(encoding="utf-8"))
@@ -313,6 +383,10 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
         _wait_idle(app)
         app.wait_for_function(RENDERED_JS, timeout=60_000)
         app.wait_for_timeout(1000)  # let late metadata updates (language_info) land
+        try:  # JupyterLab collapses a heading once it has parsed the headings, asynchronously
+            app.wait_for_function(SOLUTIONS_HIDDEN_JS, timeout=30_000, polling=200)
+        except PlaywrightTimeout:
+            pass  # _check_solutions_hidden says which cell shows
         before = app.evaluate(STATE_JS)
 
         # Opening and connecting the kernel changes nothing the reader would have to save.
@@ -330,6 +404,9 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
             stored = {e["expression"] for e in cell["metadata"].get("user_expressions", [])}
             assert roles <= stored, f"{rel} cell {i}: no stored value for {sorted(roles - stored)}"
         _check_prose(rel, source, before, expected, "on opening")
+        _check_solutions_hidden(rel, before)
+        if notebook.parent != HERE:
+            _check_chapter_link(app, rel, source)
 
         # The website shows the same values (when the site has been built).
         site = _site_text(notebook)

@@ -3,10 +3,13 @@
 The built site is served on 127.0.0.1; every other request is aborted and recorded. Each
 chapter is opened from its page's JupyterLite button, all its cells are run, and the test
 asserts that every code cell ran and that no cell raised, except those tagged
-``raises-exception`` (cells meant to show an error). Up to two chapters run at a time, each in
-its own tab (one Pyodide kernel per tab). This needs the local Pyodide bundle
-(``make book PYODIDE=local``; the strict build of ``make test`` makes it): the default
-site loads Pyodide from the web, which this test cuts off.
+``raises-exception`` (cells meant to show an error), and that no cell printed to stderr on this
+first run (such as Matplotlib's notice that it is building its font cache). Before the run, the
+chapter must show its stored outputs (every code cell that has outputs in the chapter shows
+them), trusted, with every cell of its collapsed "Solutions" section hidden. Up to two
+chapters run at a time, each in its own tab (one Pyodide kernel per tab). This needs the local
+Pyodide bundle (``make book PYODIDE=local``; the strict build of ``make test`` makes it): the
+default site loads Pyodide from the web, which this test cuts off.
 """
 
 from __future__ import annotations
@@ -121,19 +124,24 @@ _CELL_STATE = """() => {
   const panel = app && app.shell.currentWidget;
   if (!panel || !panel.content || !panel.sessionContext) return null;
   const cells = [];
+  const all = [];
   for (const cell of panel.content.widgets) {
     const m = cell.model;
+    all.push({hidden: cell.isHidden, tags: m.getMetadata('tags') || [], type: m.type});
     if (m.type !== 'code') continue;
     const errors = [];
+    const stderr = [];
     for (let i = 0; i < m.outputs.length; i++) {
       const o = m.outputs.get(i).toJSON();
       if (o.output_type === 'error') errors.push(o.ename + ': ' + o.evalue);
+      if (o.output_type === 'stream' && o.name === 'stderr') stderr.push(String(o.text));
     }
-    cells.push({count: m.executionCount, tags: m.getMetadata('tags') || [], errors,
+    cells.push({count: m.executionCount, tags: m.getMetadata('tags') || [], errors, stderr,
+                outputs: m.outputs.length, trusted: m.trusted,
                 source: m.sharedModel.getSource().slice(0, 80)});
   }
   const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return {cells, status: kernel ? kernel.status : 'none'};
+  return {cells, all, status: kernel ? kernel.status : 'none'};
 }"""
 
 
@@ -157,6 +165,7 @@ class _Run:
         self.notebook = notebook
         self.console_errors: list[str] = []
         self.state = None
+        self.opened = None  # the cells as the chapter opened, before it runs
         self.kernel_ready = False
         self.first_outside = len(context.outside_requests)
         self.outside: list[str] = []
@@ -171,6 +180,7 @@ class _Run:
         if not self.kernel_ready:
             if self.page.evaluate(_KERNEL_IDLE):
                 self.kernel_ready = True
+                self.opened = self.page.evaluate(_CELL_STATE)
                 # Started, not awaited: the cells' state is polled below, and a rejected
                 # Run All is kept as a page error (no promise held through Playwright).
                 self.page.evaluate(
@@ -234,3 +244,35 @@ def test_chapter_runs_in_jupyterlite(lite_runs, notebook):
     assert not not_run, f"{notebook.name}: cells not run within {RUN_TIMEOUT_S} s: {not_run}"
     assert not run.console_errors, f"{notebook.name}: page errors: {run.console_errors}"
     assert not run.outside, f"{notebook.name}: requests to the outside: {run.outside}"
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_opens_in_jupyterlite_with_its_outputs_trusted_and_solutions_hidden(
+    lite_runs, notebook
+):
+    opened = lite_runs[notebook.name].opened
+    assert opened is not None, f"{notebook.name}: the notebook did not open"
+    stored = json.loads((LITE / "files" / "chapters" / notebook.name).read_text())
+    code = [c for c in stored["cells"] if c["cell_type"] == "code"]
+    assert len(code) == len(opened["cells"]), notebook.name
+    missing = [
+        "".join(c["source"])[:60]
+        for c, shown in zip(code, opened["cells"], strict=True)
+        if c["outputs"] and not shown["outputs"]
+    ]
+    assert not missing, f"{notebook.name}: opens without the stored outputs of {missing}"
+    assert any(c["outputs"] for c in code), f"{notebook.name}: no stored outputs at all"
+    untrusted = [c["source"] for c in opened["cells"] if not c["trusted"]]
+    assert not untrusted, f"{notebook.name}: cells not trusted on opening: {untrusted}"
+    tags = [set(c["tags"]) for c in opened["all"]]
+    solution = [i for i, t in enumerate(tags) if t & {"nb-solution", "nb-solution-heading"}]
+    shown = [i for i in solution if not opened["all"][i]["hidden"]]
+    assert not shown, f"{notebook.name}: solution cells {shown} show before they are opened"
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: p.stem)
+def test_first_run_in_jupyterlite_prints_nothing_on_stderr(lite_runs, notebook):
+    state = lite_runs[notebook.name].state
+    assert state is not None, f"{notebook.name}: the notebook did not open"
+    printed = [(c["source"], c["stderr"]) for c in state["cells"] if c["stderr"]]
+    assert not printed, f"{notebook.name}: stderr on the first run: {printed}"

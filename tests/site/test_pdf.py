@@ -57,7 +57,7 @@ def _code_shown_in_the_book() -> str:
             if cell["cell_type"] == "code":
                 parts.append("".join(cell["source"]))
                 parts.append(json.dumps(cell.get("outputs", [])))
-    for md in (ROOT / "chapters").glob("*.md"):
+    for md in [ROOT / "index.md", *(ROOT / "reference").glob("*.md")]:
         parts += re.findall(r"```.*?```", md.read_text(encoding="utf-8"), flags=re.S)
     return "\n".join(parts)
 
@@ -122,7 +122,7 @@ def test_pdf_has_numbered_equations_figures_and_references(pdf_text):
 
 
 def test_landing_page_links_the_pdf(site):
-    page = site / "chapters" / "index.html"
+    page = site / "index.html"
     links = re.findall(r'href="([^"]*book\.pdf)"', page.read_text(encoding="utf-8"))
     assert links, "the landing page has no link to the PDF"
     target = (page.parent / links[0]).resolve()

@@ -44,7 +44,9 @@ def _source_has_math(src: Path) -> bool:
     return bool(re.search(r"\$[^$\s][^$]*\$|\\begin\{|```\{math\}|:::\{math\}", text))
 
 
-CHAPTER_PAGES = sorted((HTML / "chapters").glob("*.html"))
+CHAPTER_PAGES = sorted(
+    [HTML / "index.html", *(HTML / "chapters").glob("*.html"), *(HTML / "reference").glob("*.html")]
+)
 
 
 def _open(context, path: Path):
