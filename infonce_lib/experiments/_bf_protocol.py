@@ -56,7 +56,7 @@ class Protocol:
     critic : {"joint", "separable", "both"}
     task : {"gaussian", "cubic"}
         The correlated Gaussian, or the same with ``y`` replaced by ``(y W)^3`` for a fixed
-        random ``W`` (the same information; see :func:`._staircase.cubic_map`).
+        random ``W`` (the same information; see ``infonce_lib.experiments._staircase.cubic_map``).
     seeds : int, optional
         Independent runs (data and initial weights); default 5 (book), 1 (poole).
     steps_per_level : int, optional
