@@ -5,9 +5,7 @@ protocol or Poole et al.'s Colab's, the Gaussian or the cubic task (re-exported 
 from __future__ import annotations
 
 import math
-import resource
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -239,6 +237,12 @@ class StaircaseResult:
 
 
 def _cpu() -> float:
+    """CPU seconds of this process and its ended child processes (this process only where the
+    ``resource`` module is missing: Windows, and Python in the browser)."""
+    try:
+        import resource
+    except ImportError:
+        return time.process_time()
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
@@ -249,6 +253,10 @@ def run_protocol(protocol: Protocol | None = None) -> StaircaseResult:
     t0, c0 = time.perf_counter(), _cpu()
     units = [(p, kind, s) for kind in p.kinds for s in range(p.n_seeds)]
     if p.jobs > 1:
+        # Imported here: the browser's Python (Pyodide) has no process pool, and every
+        # chapter that imports the experiments must still run there.
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(p.jobs) as pool:
             done = list(pool.map(_one, units))
     else:
