@@ -21,6 +21,15 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS      := 1
 export MKL_NUM_THREADS      := 1
 export PYTHONHASHSEED       := 0
+# One arithmetic on every x86-64 machine with AVX2: chapter 8's training turns last-bit
+# differences into different third decimals, and both OpenBLAS (by its kernel) and NumPy (by
+# its AVX-512 loops) round differently on an AVX-512 processor. These pins give such a
+# machine the arithmetic that produced the stored outputs; tools/notebooks.py applies the same
+# (ARITHMETIC_PINS), and tests/test_notebooks.py checks that the two agree.
+ifeq ($(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && uname -m),x86_64)
+export OPENBLAS_CORETYPE        := Haswell
+export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
+endif
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # Let Python cache the library's bytecode (__pycache__, ignored by git), as it does on a
 # reader's machine: with PYTHONDONTWRITEBYTECODE set, every kernel compiles infonce_lib again

@@ -22,7 +22,14 @@ import math
 import numpy as np
 import scipy.special
 
-from ._validation import as_array, as_int, as_positive_scalar, as_real_array, as_real_scalar
+from ._validation import (
+    as_array,
+    as_int,
+    as_positive_scalar,
+    as_real_array,
+    as_real_scalar,
+    check_same_shape,
+)
 
 __all__ = [
     "correlated_gaussian_confidence_bound",
@@ -269,8 +276,7 @@ def correlated_gaussian_confidence_bound(X, Y, delta: float = 0.05):
     Bm = as_real_array(Y, "Y")
     if A.ndim < 2:
         raise ValueError(f"X must be at least 2-D (..., n, d); got shape {A.shape}")
-    if A.shape != Bm.shape:
-        raise ValueError(f"X and Y must have the same shape; got {A.shape} and {Bm.shape}")
+    check_same_shape(A, "X", Bm, "Y")
     d_conf = _as_delta(delta)
     n, dim = A.shape[-2:]
     m = n * dim

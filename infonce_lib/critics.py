@@ -1,7 +1,7 @@
 r"""Trainable critics :math:`f(x, y)` for the score matrix, with hand-written gradients.
 
-Two architectures of Poole et al. (2019, section 4), both small ReLU multilayer perceptrons
-(MLPs) in NumPy:
+Two architectures of Poole et al. (2019; as their Colab builds them), both small ReLU
+multilayer perceptrons (MLPs) in NumPy:
 
 - :class:`SeparableCritic`: :math:`f(x, y) = g(x)^\top h(y)`, two MLPs and one inner
   product, so a batch of :math:`K` pairs costs :math:`2K` network evaluations and one

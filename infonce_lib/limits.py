@@ -6,7 +6,7 @@ Chapter 5 of the book. Three things live here, all about the same data:
   :math:`(x_k, y_k)`, each standard bivariate normal with correlation :math:`\rho`:
   :math:`x \sim \mathcal{N}(0, I_d)`, :math:`y = \rho x + \sqrt{1 - \rho^2}\,\varepsilon`. Their
   mutual information is known exactly, :math:`I = -\tfrac{d}{2} \ln(1 - \rho^2)` nats; these
-  are the test distributions of Poole et al. (2019, Fig. 3) and McAllester & Stratos
+  are the test distributions of Poole et al. (2019) and McAllester & Stratos
   (2020, Table 1).
 * **InfoNCE with the optimal critic** :math:`f(x, y) = \log p(y \mid x)`, batch by batch. Every
   batch value is at most :math:`\log K` (Poole et al., 2019), so the bias
@@ -171,7 +171,7 @@ def sample_correlated_gaussian(n: int, rho: float, dim: int, seed) -> tuple[np.n
         y = \rho\, x + \sqrt{1 - \rho^2}\, \varepsilon, \quad \varepsilon \sim \mathcal{N}(0, I_d),
 
     so each coordinate pair :math:`(x_k, y_k)` is standard bivariate normal with correlation
-    :math:`\rho`, and the pairs are independent (as in Poole et al., 2019, Fig. 3). The
+    :math:`\rho`, and the pairs are independent (as in Poole et al., 2019). The
     generator draws all of ``x`` first, then all of :math:`\varepsilon`.
 
     Parameters
@@ -367,7 +367,7 @@ def correlated_gaussian_infonce_levels(
     :math:`\rho_\ell`: the pairs of level :math:`\ell` are
     :math:`y = \rho_\ell x + \sqrt{1 - \rho_\ell^2}\, \varepsilon`, so row :math:`\ell`
     holds the values :func:`correlated_gaussian_infonce` returns for :math:`\rho_\ell` from
-    the same seed (to rounding), the curve of Poole et al. (2019, Fig. 3) on one sample.
+    the same seed (to rounding), the curve of Poole et al. (2019) on one sample.
     The levels differ only by :math:`\rho`, so the differences between levels are far
     less noisy than each level (common random numbers). Dropping the terms that cancel in
     the softmax, the scores are

@@ -17,7 +17,7 @@ with :math:`p(y \mid x) = \mathcal{N}(y; x, \sigma^2 I)` and
 :math:`p_Y = \mathcal{N}(0, C + \sigma^2 I)` those of :func:`~infonce_lib.log_p_y_given_x`
 and :func:`~infonce_lib.log_p_y`. Each density carries the Jacobian of its own variable,
 :math:`v`; the patch :math:`u` is given in the conditional and brings none. In their ratio,
-the optimal critic of the warped pair (Poole et al., 2019, section 2.3), the two Jacobians
+the optimal critic of the warped pair (Poole et al., 2019), the two Jacobians
 cancel and leave the raw pair's :math:`p(y \mid x) / p(y)`: the information and the best
 bound are those of the raw pair, the point of Tschannen et al. (2020) that an invertible
 map leaves mutual information unchanged while it changes the features.

@@ -405,7 +405,20 @@ def _reader_leave_one_out(Z1, Z2, temperature=0.1):
     return float(np.mean(logsumexp(off, axis=1) - np.diag(L)))
 
 
+def _reader_max_not_added(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    m = L.max(axis=1, keepdims=True)
+    return float(np.mean(np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))  # + m forgotten
+
+
+def _reader_log10(Z1, Z2, temperature=0.1):
+    L = np.asarray(Z1, float) @ np.asarray(Z2, float).T / temperature
+    return float(-np.mean(np.log10(np.diag(softmax(L, axis=1)))))
+
+
 SHORTCUTS = {
+    _reader_max_not_added: ("worked example", "never added back"),
+    _reader_log10: ("worked example", "base-10 logarithms"),
     _reader_eps_in_log: ("random batch", "an epsilon inside the log"),
     _reader_clipped_logits: ("large logits", "logits were clipped"),
     _reader_no_keepdims: ("random batch", "without keepdims"),

@@ -60,6 +60,7 @@ EXPLANATIONS = (
     "each row's own maximum", "and log K added", "symmetric, CLIP-style",
     "was made positive", "an epsilon inside the log", "over K - 1 rows",
     "log(K + 1) was added", "by F.size", "scores were clipped", "not saturated",
+    "never added back", "base-10 logarithms",
 )  # fmt: skip
 # mistake -> (the case that must catch it, words its explanation must contain)
 EXPECTED = {
@@ -240,7 +241,21 @@ def _reader_divides_by_size(scores):
     return float(np.log(len(F)) + np.sum(np.diag(F) - logsumexp(F, axis=1)) / F.size)
 
 
+def _reader_max_not_added(scores):
+    F = np.asarray(scores, dtype=float)
+    m = F.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(F - m).sum(axis=1))  # the row maximum m is never added back
+    return float(np.log(len(F)) + np.mean(np.diag(F) - lse))
+
+
+def _reader_log10(scores):
+    F = np.asarray(scores, dtype=float)
+    return float((np.log(len(F)) + np.mean(np.diag(log_softmax(F, axis=1)))) / np.log(10))
+
+
 SHORTCUTS = {
+    _reader_max_not_added: ("a 5 x 5 batch", "never added back"),
+    _reader_log10: ("a 5 x 5 batch", "base-10 logarithms"),
     _reader_clip_500: ("large, unsaturated", "scores were clipped"),
     _reader_log_k_when_large: ("large, unsaturated", "not saturated"),
     _reader_abs: ("worse than chance", "was made positive"),

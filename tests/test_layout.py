@@ -146,3 +146,19 @@ def test_importing_the_package_leaves_the_heavy_scipy_modules_for_first_use(pack
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == [], f"importing {package} loads {out}; import them inside the function"
+
+
+# What the browser's Python (Pyodide) and Windows lack: the chapters import the experiments
+# in JupyterLite too, so nothing may need these at import time.
+MISSING_IN_THE_BROWSER = ("_multiprocessing", "resource")
+
+
+def test_the_experiments_import_without_process_pools_or_resource():
+    blocked = "".join(f"sys.modules[{m!r}] = None\n" for m in MISSING_IN_THE_BROWSER)
+    code = (
+        f"import sys\n{blocked}import infonce_lib, infonce_lib.experiments\n"
+        "from infonce_lib.experiments import _bf_protocol\n"
+        "assert _bf_protocol._cpu() >= 0\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

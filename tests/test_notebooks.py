@@ -115,3 +115,29 @@ def test_normalise_merges_consecutive_streams_of_one_name():
     ]  # fmt: skip
     assert not [f for f in notebooks.problems(nb) if "not merged" in f]
     nbformat.validate(nb)
+
+
+def test_the_makefile_pins_the_same_arithmetic_as_the_notebook_tool():
+    """`make nbval` (the Makefile's exports) and tools/notebooks.py must pin the same."""
+    makefile = (ROOT / "Makefile").read_text()
+    for var, value in notebooks.ARITHMETIC_PINS.items():
+        assert f"export {var}" in makefile, var
+        line = next(ln for ln in makefile.splitlines() if ln.startswith(f"export {var} "))
+        assert line.split(":=", 1)[1].strip() == value, line
+
+
+@pytest.mark.skipif(not notebooks._has_avx2(), reason="the pins apply to x86-64 with AVX2")
+def test_the_pins_reach_openblas_and_numpy():
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    notebooks.pin_arithmetic(env)
+    code = (
+        "import numpy as np, threadpoolctl as t\n"
+        "from numpy._core._multiarray_umath import __cpu_features__ as f\n"
+        "print(f['AVX512F'], t.threadpool_info()[0]['architecture'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "Haswell"]

@@ -134,12 +134,17 @@
       const m = norm(a.textContent).match(/^(.+), (\d{4}[a-z]?)$/);
       if (m && !labels.has(entry.id)) labels.set(entry.id, `${m[1]}, ${m[2]}`);
     });
-    // {cite:t}: "Author et al. [2018]", the name and the year as two links to one entry.
-    if (links.length === 2 && links[0].getAttribute("title") === links[1].getAttribute("title")) {
-      const entry = findEntry(links[0].getAttribute("title"));
-      const year = norm(links[1].textContent);
-      if (entry && /^\d{4}[a-z]?$/.test(year) && !labels.has(entry.id)) {
+    // {cite:t}: "Author et al. [2018]", the name and the year as two links to one entry,
+    // or the name as plain text before a bracketed year that alone is a link.
+    const last = links[links.length - 1];
+    const year = last ? norm(last.textContent) : "";
+    const entry = last && /^\d{4}[a-z]?$/.test(year) && findEntry(last.getAttribute("title"));
+    if (entry && !labels.has(entry.id)) {
+      if (links.length === 2 && links[0].getAttribute("title") === last.getAttribute("title")) {
         labels.set(entry.id, `${norm(links[0].textContent)}, ${year}`);
+      } else if (links.length === 1) {
+        const name = norm(span.textContent.split("[")[0]);
+        if (name) labels.set(entry.id, `${name}, ${year}`);
       }
     }
   });

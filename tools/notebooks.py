@@ -48,6 +48,29 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# The arithmetic of the stored outputs on any x86-64 processor with AVX2 (the Makefile exports
+# the same; see its comment): OpenBLAS's Haswell kernels and NumPy without its AVX-512 loops.
+ARITHMETIC_PINS = {
+    "OPENBLAS_CORETYPE": "Haswell",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+}
+
+
+def pin_arithmetic(environ=os.environ) -> None:
+    """One BLAS thread, and on x86-64 with AVX2 the pins above, for the kernels started next."""
+    for var in THREAD_VARS:
+        environ[var] = "1"
+    if platform.machine() in ("x86_64", "AMD64") and _has_avx2():
+        environ.update(ARITHMETIC_PINS)
+
+
+def _has_avx2() -> bool:
+    try:
+        return " avx2 " in Path("/proc/cpuinfo").read_text().replace("\n", " ")
+    except OSError:
+        return False
+
+
 # The kernel the notebooks ask for: `make` registers it inside .venv, `make kernel` for the
 # reader's own Jupyter or VS Code. Both dicts are exactly what JupyterLab writes when it
 # connects that kernel, so opening a chapter leaves it unmodified (for the Python version below).
@@ -213,15 +236,14 @@ def _evaluate(client, names: list[str]) -> list[dict]:
 
 
 def run(nb: nbformat.NotebookNode, directory: Path) -> None:
-    """Execute ``nb`` in place in a fresh kernel started in ``directory``, one BLAS thread.
+    """Execute ``nb`` in place in a fresh kernel in ``directory`` (one BLAS thread, pinned).
 
     Code cells run in order; each markdown cell's inline expressions are evaluated when the
     reader would reach it (after the code cells above it) and stored in its metadata.
     """
     from nbclient import NotebookClient
 
-    for var in THREAD_VARS:
-        os.environ[var] = "1"
+    pin_arithmetic()
     client = NotebookClient(
         nb,
         kernel_name=KERNELSPEC["name"],

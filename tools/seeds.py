@@ -111,8 +111,7 @@ def run_one(path: Path, seed: int) -> tuple[Path, int, list[Failure], float]:
     work = copy.deepcopy(nb)
     env_before = os.environ.get("INFONCE_SEED")
     os.environ["INFONCE_SEED"] = str(seed)
-    for var in notebooks.THREAD_VARS:
-        os.environ[var] = "1"
+    notebooks.pin_arithmetic()
     start = time.perf_counter()
     try:
         client = NotebookClient(

@@ -139,6 +139,11 @@ _HINT_NO_KEEPDIMS = (
     "broadcasts the (N,) vector along the rows, so column j loses row j's maximum; use "
     "logits.max(axis=1, keepdims=True)"
 )
+_HINT_MAX_NOT_ADDED = (
+    "the row maxima were subtracted inside the log-sum-exp but never added back: "
+    "log sum_j exp(l_ij) = m_i + log sum_j exp(l_ij - m_i)"
+)
+_HINT_LOG10 = "this is the loss in base-10 logarithms: use the natural log (np.log)"
 _HINT_LOSS_MINUS_LOG_N = (
     "this is the loss minus log N, that is minus the bound I_NCE = log N - loss; the "
     "exercise asks for the loss itself, -mean(log p_ii), with no log N"
@@ -214,8 +219,9 @@ def _known_mistakes(Z1, Z2, tau: float) -> list[tuple[float, str]]:
 
 
 def _numerical_mistakes(L: np.ndarray, log_p: np.ndarray) -> list[tuple[float, str]]:
-    """Values of numerical shortcuts: an epsilon inside the log, clipped logits, and row
-    maxima subtracted without keepdims (kept only where they are finite)."""
+    """Values of numerical shortcuts: an epsilon inside the log, clipped logits, row
+    maxima subtracted without keepdims or never added back, and base-10 logs (kept only
+    where they are finite)."""
     p_pos = np.exp(log_p)  # each positive's softmax probability
     known = [(-float(np.mean(np.log(p_pos + eps))), _HINT_EPS_IN_LOG) for eps in _EPSILONS]
     known += [(_loss(np.clip(L, -c, c)), _HINT_CLIPPED) for c in _CLIPS if np.abs(L).max() > c]
@@ -223,6 +229,9 @@ def _numerical_mistakes(L: np.ndarray, log_p: np.ndarray) -> list[tuple[float, s
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         no_keepdims = float(np.mean(m + np.log(np.exp(L - m).sum(axis=1)) - np.diag(L)))
     known.append((no_keepdims, _HINT_NO_KEEPDIMS))
+    lse_shifted = np.log(np.exp(L - m[:, None]).sum(axis=1))  # m never added back
+    known.append((float(np.mean(lse_shifted - np.diag(L))), _HINT_MAX_NOT_ADDED))
+    known.append((-float(np.mean(log_p)) / math.log(10), _HINT_LOG10))
     return [(v, h) for v, h in known if math.isfinite(v)]
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 import textwrap
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 
 from .._validation import as_bool
 from ..bounds import nwj_bound
+from ._runner import call_reader
 
 __all__ = ["check_nwj_bound", "nwj_mistakes"]
 
@@ -206,14 +206,9 @@ def _judge(fn: Callable, F: np.ndarray) -> tuple[bool, str]:
     NotImplementedError propagates (the starter stub)."""
     expected = float(nwj_bound(F[None])[0])
     arg = F.copy()
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always")
-        try:
-            out = fn(arg)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the reader's error is reported, never re-raised
-            return False, f"raised {type(exc).__name__}: {exc}"
+    out, _, failure = call_reader(fn, (arg,), {})
+    if failure is not None:
+        return False, failure[1]
     if not np.array_equal(arg, F):
         return False, "modified the input F in place; work on a copy (F.copy()) or a mask"
     got, problem = _as_value(out, len(F))

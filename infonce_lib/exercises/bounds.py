@@ -91,6 +91,11 @@ _HINTS = {
         "row early); the bound is the mean over all K rows"
     ),
     "log K+1": "log(K + 1) was added instead of log K: there are K candidates, positive included",
+    "max not added": (
+        "the row maxima were subtracted inside the log-sum-exp but never added back: "
+        "logsumexp_j F_ij = m_i + log sum_j exp(F_ij - m_i)"
+    ),
+    "log10": "this uses base-10 logarithms: the bound is in nats (np.log, log K = np.log(K))",
     "size": (
         "this divides the sum of the K log-probabilities by F.size = K * K; their mean "
         "divides by K (len(F))"
@@ -161,6 +166,8 @@ def _known_values(F: np.ndarray) -> list[tuple[float, str]]:
         (math.log(K) + float(lp[:-1].mean()), _HINTS["K-1 rows"]),
         (bound - math.log(K) + math.log(K + 1), _HINTS["log K+1"]),
         (math.log(K) + float(lp.sum()) / F.size, _HINTS["size"]),
+        (bound + float(F.max(axis=1).mean()), _HINTS["max not added"]),
+        (bound / math.log(10.0), _HINTS["log10"]),
         *[(math.log(K) + float(np.log(np.exp(lp) + e).mean()), _HINTS["eps"]) for e in _EPSILONS],
         *[(_bound(np.clip(F, -c, c)), _HINTS["clip scores"]) for c in _CLIPS if abs(F).max() > c],
     ]

@@ -5,9 +5,7 @@ protocol or Poole et al.'s Colab's, the Gaussian or the cubic task (re-exported 
 from __future__ import annotations
 
 import math
-import resource
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +16,11 @@ from ..bound_family import correlated_gaussian_log_ratio, dv_bound, interpolated
 from ..bounds import infonce_bound, nwj_bound
 from ..dv_variants import smile_bound
 from ..limits import correlated_gaussian_rho, sample_correlated_gaussian
+from ..published import POOLE_STAIRCASE
 from ..report import Check, format_table
 from ._staircase import Setup, book_columns, poole_columns, train
 
+_P = POOLE_STAIRCASE.values  # the Colab's settings, quoted once in published.py
 PROTOCOLS, CRITICS, TASKS = ("book", "poole"), ("joint", "separable", "both"), ("gaussian", "cubic")
 
 #: The two protocols. "poole" is the Colab's (vbmi_demo): concat and separable critics of
@@ -34,9 +34,12 @@ _PROTOCOL = {
         transpose_joint=False, columns=book_columns(0.01),
     ),
     "poole": dict(
-        joint=dict(hidden=256, layers=2, learning_rate=5e-4),
-        separable=dict(hidden=256, layers=2, learning_rate=5e-4),
-        embed=32, steps=4000, first_extra=0, seeds=1, eps=1e-7, glorot=True,
+        joint=dict(hidden=_P["hidden_width"], layers=_P["hidden_layers"],
+                   learning_rate=_P["learning_rate"]),
+        separable=dict(hidden=_P["hidden_width"], layers=_P["hidden_layers"],
+                       learning_rate=_P["learning_rate"]),
+        embed=32, steps=_P["steps_per_level"], first_extra=0, seeds=1,
+        eps=_P["adam_epsilon"], glorot=True,
         transpose_joint=True, columns=poole_columns(),
     ),
 }  # fmt: skip
@@ -120,11 +123,13 @@ class Protocol:
         d = _PROTOCOL[self.protocol]
         k = d[kind]
         return Setup(
-            columns=d["columns"], kind=kind, levels=(2.0, 4.0, 6.0, 8.0, 10.0),
-            steps=self.level_steps, dim=20, batch_size=64, learning_rate=k["learning_rate"],
+            columns=d["columns"], kind=kind, levels=_P["levels"],
+            steps=self.level_steps, dim=_P["dim"], batch_size=_P["batch_size"],
+            learning_rate=k["learning_rate"],
             hidden=k["hidden"], layers=k["layers"], embed=d["embed"], eps=d["eps"],
             dtype="float32", task=self.task, tau=5.0, mine_rate=0.01, glorot=d["glorot"],
-            transpose_joint=d["transpose_joint"], baseline_hidden=512, baseline_layers=2,
+            transpose_joint=d["transpose_joint"], baseline_hidden=_P["baseline_width"],
+            baseline_layers=_P["baseline_layers"],
         )  # fmt: skip
 
 
@@ -232,6 +237,12 @@ class StaircaseResult:
 
 
 def _cpu() -> float:
+    """CPU seconds of this process and its ended child processes (this process only where the
+    ``resource`` module is missing: Windows, and Python in the browser)."""
+    try:
+        import resource
+    except ImportError:
+        return time.process_time()
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
@@ -242,6 +253,10 @@ def run_protocol(protocol: Protocol | None = None) -> StaircaseResult:
     t0, c0 = time.perf_counter(), _cpu()
     units = [(p, kind, s) for kind in p.kinds for s in range(p.n_seeds)]
     if p.jobs > 1:
+        # Imported here: the browser's Python (Pyodide) has no process pool, and every
+        # chapter that imports the experiments must still run there.
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(p.jobs) as pool:
             done = list(pool.map(_one, units))
     else:

@@ -21,6 +21,7 @@ from ..critics import JointCritic, SeparableCritic, _backward, _forward, mlp_ini
 from ..dv_variants import MineGradient, smile_bound
 from ..limits import correlated_gaussian_rho
 from ..optim import Adam
+from ..published import POOLE_STAIRCASE
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,13 @@ def poole_columns() -> tuple[Column, ...]:
         Column("tuba", "tuba", "objective", learned_baseline=True),
         Column("infonce", "infonce", "objective"),
         Column("js", "js", "nwj_f"),
-        Column("alpha_0.01", "alpha", "objective", alpha=_sigmoid(-5.0), learned_baseline=True),
-        Column("alpha_0.50", "alpha", "objective", alpha=0.5, learned_baseline=True),
-        Column("alpha_0.99", "alpha", "objective", alpha=_sigmoid(5.0), learned_baseline=True),
-    )
+        *(
+            Column(f"alpha_{label}", "alpha", "objective", alpha=_sigmoid(logit),
+                   learned_baseline=True)
+            for label, logit in zip(("0.01", "0.50", "0.99"),
+                                    POOLE_STAIRCASE.values["alpha_logits"], strict=True)
+        ),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

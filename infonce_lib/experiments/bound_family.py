@@ -4,7 +4,7 @@ A 20-dimensional correlated Gaussian (:func:`~infonce_lib.sample_correlated_gaus
 whose information steps through 2, 4, 6, 8 and 10 nats; one separable critic per estimator
 (:class:`~infonce_lib.SeparableCritic`), trained by Adam on its own objective
 (:func:`~infonce_lib.bound_and_score_grad`) on fresh batches of 64 pairs,
-continuously across the levels (Poole et al., 2019, section 4 and Fig. 2). Every step
+continuously across the levels (Poole et al., 2019, as their Colab runs it). Every step
 first records the estimate on the new batch (which the critic has not seen), then updates
 the critic on it; the estimates of the last quarter of each level give its mean and
 standard deviation. Beside them, the optimal critic plugged in without training
