@@ -167,6 +167,7 @@
 
   // ---------------------------------------------------------------- links
   const here = new URL(document.baseURI);
+  const dir = here.pathname.replace(/[^/]*$/, "");
   let internal = 0;
   const unwrapped = [];
   const missing = [];
@@ -175,10 +176,10 @@
     if (raw.startsWith("#")) return;
     const url = new URL(raw, here);
     if (url.protocol === "http:" || url.protocol === "https:" || url.protocol === "mailto:") return;
-    const page = url.pathname.split("/").pop();
-    // The single page is chapters/index.html in the build, copied to book.html.
-    if (url.protocol === "file:" && url.hash && (page === "index.html" || page === "book.html")
-        && /\/chapters\/index\.html$|\/book\.html$/.test(url.pathname)) {
+    // The single page is the root document's page (index.html), copied to book.html beside
+    // it: a link to either, with a fragment, is a link inside the book.
+    if (url.protocol === "file:" && url.hash && url.pathname.startsWith(dir)
+        && ["index.html", "book.html"].includes(url.pathname.slice(dir.length))) {
       a.setAttribute("href", url.hash);
       internal += 1;
       return;
