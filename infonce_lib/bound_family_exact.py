@@ -34,7 +34,8 @@ def nwj_optimal_variance(information: float, *, dim: int, batch_size: int) -> fl
 
     .. math::
 
-        \hat I = 1 + A - B, \quad A = \frac1K \sum_i \log r_{ii}, \quad
+        \hat I = 1 + A - B, \qquad A = \frac1K \sum_i \log r_{ii},
+
         B = \frac{1}{K(K-1)} \sum_{i \ne j} r_{ij}, \quad r_{ij} = r(x_j, y_i),
 
     with :math:`\mathbb E A = I`, :math:`\mathbb E B = 1`, so :math:`\mathbb E \hat I = I`.

@@ -100,7 +100,8 @@ class MineGradient:
 
     .. math::
 
-        m_t = (1 - r)\, m_{t-1} + r\, \frac{1}{K(K-1)} \sum_{i \ne j} e^{F_{ij}}, \qquad
+        m_t = (1 - r)\, m_{t-1} + r\, \frac{1}{K(K-1)} \sum_{i \ne j} e^{F_{ij}},
+
         \bar m_t = \frac{m_t}{1 - (1 - r)^t}, \quad m_0 = 0,
 
     with Adam's correction of the zero start (so :math:`\bar m_1` is the first batch

@@ -20,7 +20,7 @@ many, and chapter 1 computes both:
   .. math::
 
       \Sigma = I_\nu^{-1} - \Bigl(1 + \frac1\nu\Bigr) I_\nu^{-1} m_\nu m_\nu^\top I_\nu^{-1},
-      \quad
+
       I_\nu = \mathbb E_{p_d}\bigl[P_\nu\, g g^\top\bigr],\quad
       m_\nu = \mathbb E_{p_d}\bigl[P_\nu\, g\bigr],\quad
       P_\nu = \frac{\nu p_n}{p_d + \nu p_n},
@@ -70,7 +70,8 @@ def nce_population_objective(log_model, data_density, noise_density, weights, nu
 
         \tilde J(f_m) \approx \sum_{i=1}^{N} w_i \Bigl[ p_d(u_i) \log \sigma\bigl(g(u_i)\bigr)
             + \nu\, p_n(u_i) \log \sigma\bigl(-g(u_i)\bigr) \Bigr],
-        \qquad g = f_m - \log p_n - \log \nu,
+
+        g = f_m - \log p_n - \log \nu,
 
     the limit of :func:`~infonce_lib.nce_objective` as :math:`T_d \to \infty` (Gutmann &
     Hyvärinen, 2012, the functional :math:`\tilde J` of their Theorem 1) for the log-model
@@ -157,7 +158,7 @@ def nce_asymptotic_covariance(grad_log_model, log_data, log_noise, weights=None,
     .. math::
 
         \Sigma = I_\nu^{-1} - \Bigl(1 + \frac1\nu\Bigr) I_\nu^{-1} m_\nu m_\nu^\top I_\nu^{-1},
-        \qquad
+
         I_\nu = \mathbb E_{p_d}\bigl[P_\nu\, g g^\top\bigr], \quad
         m_\nu = \mathbb E_{p_d}\bigl[P_\nu\, g\bigr],
 

@@ -50,7 +50,7 @@ def test_load_digits_reads_the_file_exactly():
     table = _raw()
     np.testing.assert_array_equal(d.images * 16, table[:, :64])
     np.testing.assert_array_equal(d.labels, table[:, 64])
-    assert d.images.dtype == np.float64 and d.labels.dtype == np.int64
+    assert d.images.dtype == np.float64 and d.labels.dtype == np.intp
     assert il.load_digits() is d  # cached
     for a in (d.images, d.labels, d.train_index, d.test_index):
         with pytest.raises(ValueError, match="read-only"):

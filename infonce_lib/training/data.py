@@ -41,9 +41,10 @@ class Digits:
     images : numpy.ndarray, shape (1797, 64), float64
         Each row an 8 x 8 image read row by row, grey levels divided by 16: values in
         ``{0, 1/16, ..., 1}``.
-    labels : numpy.ndarray, shape (1797,), int64
-        The digit of each image, 0 to 9.
-    train_index, test_index : numpy.ndarray of int64
+    labels : numpy.ndarray, shape (1797,), numpy.intp
+        The digit of each image, 0 to 9, in the platform's index integer (int64; int32 in
+        the browser's Python, where ``np.bincount`` refuses int64).
+    train_index, test_index : numpy.ndarray of numpy.intp
         The rows of the training images (1,195) and of the test images (602), increasing;
         together every row once.
 
@@ -86,11 +87,11 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 def _read_table() -> np.ndarray:
-    """The file as an int64 array of shape (1797, 65): 64 grey levels, then the label."""
+    """The file as an intp array of shape (1797, 65): 64 grey levels, then the label."""
     with resources.files(__package__).joinpath("data", _FILE).open("rb") as raw:
         text = gzip.decompress(raw.read()).decode("ascii")
     rows = text.split()
-    return np.array([row.split(",") for row in rows], dtype=np.int64)
+    return np.array([row.split(",") for row in rows], dtype=np.intp)
 
 
 @functools.lru_cache(maxsize=1)
@@ -126,6 +127,6 @@ def load_digits() -> Digits:
     return Digits(
         images=_read_only(images),
         labels=_read_only(labels),
-        train_index=_read_only(train.astype(np.int64)),
-        test_index=_read_only(test.astype(np.int64)),
+        train_index=_read_only(train.astype(np.intp)),
+        test_index=_read_only(test.astype(np.intp)),
     )

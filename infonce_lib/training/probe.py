@@ -120,7 +120,7 @@ def _labels(labels, name: str, n: int, rows: str) -> np.ndarray:
         )
     if n and y.min() < 0:
         raise ValueError(f"{name} must be class numbers >= 0; got {int(y.min())}")
-    return y.astype(np.int64)
+    return y.astype(np.intp)  # bincount and indexing want intp (int32 in the browser)
 
 
 def _probe_data(train_features, train_labels, test_features, test_labels):
