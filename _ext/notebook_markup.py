@@ -65,6 +65,9 @@ PY_ROLE = re.compile(r"\{py:(func|class|data|meth|attr|obj|mod)\}`([^`<]+?)(?: <
 DOC_ROLE = re.compile(r"\{doc\}`(?:([^`<]+?) <)?([^`<>]+?)>?`")
 EQ_ROLE = re.compile(r"\{eq\}`([^`]+)`")
 PRF_ROLE = re.compile(r"\{prf:ref\}`([^`]+)`")
+REF_ROLE = re.compile(r"\{ref\}`(?:([^`<]+?) <)?([^`<>]+?)>?`")
+# A labelled section: "(label)=" on the line before its heading.
+SECTION_LABEL = re.compile(r"^\(([\w-]+)\)=\n#+ (.+)$", re.M)
 # A labelled display equation: "$$" alone on a line, lines not starting with "$$", then
 # "$$ (label)". Group 1 is the body (with its last newline), group 2 the label.
 LABELLED_MATH = re.compile(r"^\$\$\n((?:(?!\$\$).*\n)*?)\$\$ \(([\w-]+)\)$", re.M)
@@ -79,6 +82,7 @@ NB_CITE_T = re.compile(r"\[[^\[\]]+? \(\d{4}[a-z]?\)\]\(#ref-([\w-]+)\)")
 NB_REF_KEY = re.compile(r"\(#ref-([\w-]+)\)")
 NB_API = re.compile(r"\[`([^`]+)`\]\(#api-([\w-]+)\)")
 NB_DOC = re.compile(r"\[([^\[\]]+)\]\(((?:\.\./)*[\w./-]+?)\.ipynb\)")
+NB_SECTION = re.compile(r"\[([^\[\]]+)\]\(#([\w-]+)\)")  # [title](#label), a labelled section
 NB_EQ = re.compile(r"\[\((\d+(?:\.\d+)*)\)\]\(#(eq-[\w-]+)\)")
 
 NB_TAG = re.compile(r" \\tag\{\d+(?:\.\d+)*\}\Z")
@@ -123,10 +127,12 @@ def _set_tags(cell: dict, tags: list[str]) -> None:
         cell.get("metadata", {}).pop("tags", None)
 
 
-def _md(source: str, tags: list[str], collapsed: bool = False) -> dict:
+def _md(source: str, tags: list[str], collapsed: bool = False, folded: bool = False) -> dict:
     cell = {"cell_type": "markdown", "metadata": {"tags": tags} if tags else {}, "source": source}
     if collapsed:
         cell["metadata"][COLLAPSED] = True
+    if folded:  # JupyterLab opens a collapsed heading when Shift+Enter reaches a cell under it:
+        cell["metadata"]["jupyter"] = {"source_hidden": True}  # the text stays folded even then
     return cell
 
 
@@ -261,7 +267,19 @@ def numbering(nb: dict, chapter: int) -> dict[str, str]:
 
 
 # --- to the notebook form -------------------------------------------------------------------
-def _convert_text(text: str, bib: dict, numbers: dict, cited: dict, used: dict) -> str:
+def section_titles(cells: list[dict]) -> dict[str, str]:
+    """Each labelled section's title, by label (what {ref}`label` prints on the website)."""
+    return {
+        m.group(1): m.group(2).strip()
+        for c in cells
+        if c["cell_type"] == "markdown"
+        for m in SECTION_LABEL.finditer(_src(c))
+    }
+
+
+def _convert_text(
+    text: str, bib: dict, numbers: dict, cited: dict, used: dict, titles: dict
+) -> str:
     def cite(m: re.Match) -> str:
         keys = [k.strip() for k in m.group(2).split(",")]
         for key in keys:
@@ -297,6 +315,12 @@ def _convert_text(text: str, bib: dict, numbers: dict, cited: dict, used: dict) 
     def prf(m: re.Match) -> str:
         return f"[{numbers[m.group(1)]}](#{m.group(1)})"
 
+    def ref(m: re.Match) -> str:
+        label = m.group(2)
+        if label not in titles:
+            raise ValueError(f"{m.group(0)}: a notebook can link to a section of its own only")
+        return f"[{m.group(1) or titles[label]}](#{label})"
+
     def tag(m: re.Match) -> str:
         body = NB_TAG.sub("", m.group(1).rstrip("\n"))
         return f"$$\n{body} \\tag{{{numbers[m.group(2)]}}}\n$$ ({m.group(2)})"
@@ -306,6 +330,7 @@ def _convert_text(text: str, bib: dict, numbers: dict, cited: dict, used: dict) 
     text = DOC_ROLE.sub(doc, text)
     text = EQ_ROLE.sub(eq, text)
     text = PRF_ROLE.sub(prf, text)
+    text = REF_ROLE.sub(ref, text)
     return LABELLED_MATH.sub(tag, text)
 
 
@@ -313,7 +338,7 @@ def _solution_link(label: str, numbers: dict) -> str:
     name = numbers.get(label, "the exercise")
     return (
         f"*Solution:* [{name}, solution](#solution-{label}) at the end of the chapter, under a "
-        "collapsed heading: open it when you want to read it."
+        "collapsed heading, its cells folded: open them when you want to read it."
     )
 
 
@@ -342,16 +367,18 @@ def _move_solutions(cells: list[dict], numbers: dict) -> tuple[list[dict], list[
                 raise ValueError(f"{{solution-start}} {label} has no {{solution-end}}")
             moved.append(_heading(label, numbers))
             if first:
-                moved.append(_md(first, [TAG_MOVED, TAG_FIRST]))
+                moved.append(_md(first, [TAG_MOVED, TAG_FIRST], folded=True))
             for inner in cells[i + 1 : j]:
                 inner = copy.deepcopy(inner)
                 _set_tags(inner, [*_tags(inner), TAG_MOVED])
                 if inner["cell_type"] == "code":
                     inner["metadata"]["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+                else:
+                    inner["metadata"]["jupyter"] = {"source_hidden": True}
                 moved.append(inner)
             last = GATED_END.match(_src(cells[j])).group(1)
             if last:
-                moved.append(_md(last, [TAG_MOVED, TAG_LAST]))
+                moved.append(_md(last, [TAG_MOVED, TAG_LAST], folded=True))
             kept.append(_md(_solution_link(label, numbers), [TAG_LINK]))
             i = j + 1
             continue
@@ -360,7 +387,7 @@ def _move_solutions(cells: list[dict], numbers: dict) -> tuple[list[dict], list[
 
             def cut(m: re.Match) -> str:
                 moved.append(_heading(m.group(1), numbers))
-                moved.append(_md(m.group(2), [TAG_MOVED, TAG_BODY]))
+                moved.append(_md(m.group(2), [TAG_MOVED, TAG_BODY], folded=True))
                 sep = "\n\n" if m.group(0).startswith("\n\n") else ""
                 return sep + _solution_link(m.group(1), numbers)
 
@@ -399,9 +426,10 @@ def to_notebook(nb: dict, chapter: int, bib: dict) -> dict:
     cells, moved = _move_solutions(nb["cells"], numbers)
     cited: dict = {}
     used: dict = {}
+    titles = section_titles(nb["cells"])
     for cell in [*cells, *moved]:
         if cell["cell_type"] == "markdown":
-            cell["source"] = _convert_text(_src(cell), bib, numbers, cited, used)
+            cell["source"] = _convert_text(_src(cell), bib, numbers, cited, used, titles)
     if moved:
         cells.append(_md(SOLUTIONS_HEADING, [TAG_SOLUTIONS], True))
         cells.extend(moved)
@@ -416,7 +444,7 @@ def to_notebook(nb: dict, chapter: int, bib: dict) -> dict:
 
 
 # --- back to the roles ----------------------------------------------------------------------
-def _restore_text(text: str) -> str:
+def _restore_text(text: str, titles: dict) -> str:
     def cite_p(m: re.Match) -> str:
         return "{cite:p}`" + ",".join(NB_REF_KEY.findall(m.group(1))) + "`"
 
@@ -437,6 +465,14 @@ def _restore_text(text: str) -> str:
     text = NB_EQ.sub(lambda m: "{eq}`" + m.group(2) + "`", text)
     text = NB_ENUMERATOR.sub("", text.removeprefix(FRONT_MATTER))
     text = NB_PRF.sub(lambda m: "{prf:ref}`" + m.group(3) + "`", text)
+
+    def ref(m: re.Match) -> str:
+        shown, label = m.group(1), m.group(2)
+        if label not in titles:
+            return m.group(0)
+        return f"{{ref}}`{label}`" if shown == titles[label] else f"{{ref}}`{shown} <{label}>`"
+
+    text = NB_SECTION.sub(ref, text)
     return LABELLED_MATH.sub(
         lambda m: f"$$\n{NB_TAG.sub('', m.group(1).rstrip(chr(10)))}\n$$ ({m.group(2)})", text
     )
@@ -446,6 +482,8 @@ def _strip_ours(cell: dict) -> dict:
     cell = copy.deepcopy(cell)
     _set_tags(cell, [t for t in _tags(cell) if t not in OUR_TAGS])
     cell.get("metadata", {}).pop(COLLAPSED, None)
+    if cell["cell_type"] == "markdown":
+        cell["metadata"].pop("jupyter", None)
     if cell["cell_type"] == "code":
         cell["metadata"].pop("jupyter", None)
         if {"hide-input", "remove-input", "remove-cell"} & set(_tags(cell)):
@@ -503,9 +541,10 @@ def to_site(nb: dict) -> dict:
 
             cell["source"] = NB_LINK_PARA.sub(put_back, text)
         out.append(cell)
+    titles = section_titles(out)
     for cell in out:
         if cell["cell_type"] == "markdown":
-            cell["source"] = _restore_text(_src(cell))
+            cell["source"] = _restore_text(_src(cell), titles)
     if groups:
         raise ValueError(f"solutions with no link from their exercise: {sorted(groups)}")
     nb = dict(nb)

@@ -81,3 +81,10 @@ def test_the_environment_runs_the_locked_versions():
         "the environment differs from requirements/test.txt (reinstall: rm .venv/.installed-*; "
         "make test): " + ", ".join(wrong)
     )
+
+
+def test_the_book_build_has_the_myst_renderer_for_the_in_browser_edition():
+    """`make book` installs book.txt only; `jupyter lite build` bundles the JupyterLab
+    extensions installed beside it, and without jupyterlab-myst the in-browser chapters show
+    their admonitions, exercises and {eval} values as raw markup."""
+    assert "jupyterlab-myst" in _pins("book.txt")

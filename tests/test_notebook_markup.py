@@ -26,7 +26,7 @@ import notebooks  # noqa: E402
 CHAPTERS = [ROOT / p for p in notebooks.toc_notebooks()]
 BIB = markup.load_bibliography(ROOT / "references.bib")
 RAW_ROLES = re.compile(
-    r"\{cite(:[pt])?\}|\{py:|\{doc\}|\{eq\}|\{prf:ref\}|\{solution|<infonce_lib\."
+    r"\{cite(:[pt])?\}|\{py:|\{doc\}|\{eq\}|\{prf:ref\}|\{ref\}|\{solution|<infonce_lib\."
 )
 
 
@@ -57,7 +57,8 @@ EXAMPLE = _nb(
     ("md", "Why it works.\n\n:::{solution-end}\n:::"),
     ("md", ":::{exercise}\n:label: ex-b\n\nThink.\n:::\n\n:::{solution} ex-b\n:class: dropdown"
            "\n\nThe answer is 42.\n:::"),
-    ("md", "## After\n\nMore text."),
+    ("md", "(sec-after)=\n## After\n\nMore text, as {ref}`sec-after` and {ref}`that part "
+           "<sec-after>` say."),
 )  # fmt: skip
 
 
@@ -81,6 +82,7 @@ def test_roles_become_readable_markup_and_come_back_exactly():
     # The website's numbers: labelled equations 2.1 and 2.2 (the unlabelled one has none).
     assert "a = b \\tag{2.1}" in text and "d = e \\tag{2.2}" in text and "c \\tag" not in text
     assert "[Theorem 2.1](#thm-a)" in text and "[(2.2)](#eq-second)" in text
+    assert "as [After](#sec-after) and [that part](#sec-after) say" in text
     assert ":enumerator: 2.1\n:label: ex-a" in text
     assert "(ref-oord2018cpc)=\nvan den Oord, Aaron" in text
     assert markup.to_site(converted) == EXAMPLE
@@ -104,6 +106,11 @@ def test_solutions_move_to_a_collapsed_section_at_the_end():
     assert all(c["metadata"][markup.COLLAPSED] for c in subheadings)
     (code,) = [c for c in after if c["cell_type"] == "code"]
     assert code["metadata"]["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+    # Shift+Enter onto a cell under a collapsed heading opens the heading (JupyterLab): every
+    # cell of a solution, its prose too, stays folded even then.
+    moved = [c for c in after if markup.TAG_MOVED in markup._tags(c)]
+    assert len(moved) == 4
+    assert all(c["metadata"]["jupyter"]["source_hidden"] for c in moved)
     # Each exercise links to its solution; the References cell comes last, after them.
     assert "[Exercise 2.1, solution](#solution-ex-a)" in shown
     assert "[Exercise 2.2, solution](#solution-ex-b)" in shown

@@ -87,8 +87,8 @@ LANGUAGE_INFO = {
 ALLOWED_CELL_METADATA = {"tags", "mystnb", "editable", "slideshow", "user_expressions", "jupyter",
                          "jp-MarkdownHeadingCollapsed"}  # fmt: skip
 HIDDEN_INPUT_TAGS = {"hide-input", "remove-input", "remove-cell"}
-# A code cell of a solution (moved to the end of its chapter by `convert`) keeps its code and
-# output hidden in JupyterLab until the reader opens them.
+# A cell of a solution (moved to the end of its chapter by `convert`) keeps its code and
+# output, or its prose, hidden in JupyterLab until the reader opens them.
 SOLUTION_TAG = "nb-solution"
 SOLUTION_HIDDEN = {"source_hidden": True, "outputs_hidden": True}
 # {eval}`name` or {eval}`name[key]`: a variable, or one entry of a dict of prose values keyed
@@ -132,8 +132,8 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def _hidden(cell) -> dict:
     """The ``jupyter`` metadata a cell must carry: what JupyterLab keeps collapsed."""
     tags = set(cell.metadata.get("tags", []))
-    if cell.cell_type == "code" and SOLUTION_TAG in tags:
-        return dict(SOLUTION_HIDDEN)
+    if SOLUTION_TAG in tags:  # a solution's prose stays folded too (see notebook_markup._md)
+        return dict(SOLUTION_HIDDEN) if cell.cell_type == "code" else {"source_hidden": True}
     return {"source_hidden": True} if HIDDEN_INPUT_TAGS & tags else {}
 
 

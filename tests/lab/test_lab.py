@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 SITE = ROOT / "_build" / "html"
 RAW_MYST = re.compile(
-    r"\{eval\}|\{glue|:::\{|```\{|\{cite|\{py:|<infonce_lib\.|\{doc\}|\{eq\}|\{prf:ref\}"
+    r"\{eval\}|\{glue|:::\{|```\{|\{cite|\{py:|<infonce_lib\.|\{doc\}|\{eq\}|\{prf:ref\}|\{ref\}"
 )
 CHAPTER_LINK = re.compile(r"\[([^\[\]]+)\]\((0\d_\w+\.ipynb)\)")
 

@@ -88,6 +88,15 @@ def test_lite_installs_only_from_the_site(lite):
     assert any(w.startswith("infonce_lib-") for w in wheels), wheels
 
 
+def test_lite_has_the_myst_renderer(lite):
+    """Without jupyterlab-myst the chapters' MyST (boxes, exercises, labels, {eval} values)
+    shows as raw markup in the browser; `jupyter lite build` bundles it when it is installed."""
+    config = json.loads((LITE / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    names = [e["name"] for e in config.get("federated_extensions", [])]
+    assert "jupyterlab-myst" in names, names
+    assert (LITE / "extensions" / "jupyterlab-myst").is_dir()
+
+
 def test_local_pyodide_matches_the_official_lock(offline_lite):
     import sys
 
