@@ -131,9 +131,21 @@ def _md(source: str, tags: list[str], collapsed: bool = False, folded: bool = Fa
     cell = {"cell_type": "markdown", "metadata": {"tags": tags} if tags else {}, "source": source}
     if collapsed:
         cell["metadata"][COLLAPSED] = True
-    if folded:  # JupyterLab opens a collapsed heading when Shift+Enter reaches a cell under it:
-        cell["metadata"]["jupyter"] = {"source_hidden": True}  # the text stays folded even then
+    if folded:
+        _fold(cell)
     return cell
+
+
+def _fold(cell: dict) -> None:
+    """Fold a solution's prose. JupyterLab opens a collapsed heading when Shift+Enter reaches a
+    cell under it; the prose stays folded even then. A folded cell shows its first line, so the
+    text starts with an empty line (which the rendered Markdown ignores)."""
+    cell["metadata"]["jupyter"] = {"source_hidden": True}
+    cell["source"] = "\n" + _src(cell).removeprefix("\n")
+
+
+def _unfold(text: str) -> str:
+    return text.removeprefix("\n")
 
 
 # --- bibliography ---------------------------------------------------------------------------
@@ -374,7 +386,7 @@ def _move_solutions(cells: list[dict], numbers: dict) -> tuple[list[dict], list[
                 if inner["cell_type"] == "code":
                     inner["metadata"]["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
                 else:
-                    inner["metadata"]["jupyter"] = {"source_hidden": True}
+                    _fold(inner)
                 moved.append(inner)
             last = GATED_END.match(_src(cells[j])).group(1)
             if last:
@@ -484,6 +496,7 @@ def _strip_ours(cell: dict) -> dict:
     cell.get("metadata", {}).pop(COLLAPSED, None)
     if cell["cell_type"] == "markdown":
         cell["metadata"].pop("jupyter", None)
+        cell["source"] = _unfold(_src(cell))
     if cell["cell_type"] == "code":
         cell["metadata"].pop("jupyter", None)
         if {"hide-input", "remove-input", "remove-cell"} & set(_tags(cell)):
@@ -510,10 +523,10 @@ def _gated(label: str, group: list[dict]) -> list[dict]:
     inner = [_strip_ours(c) for c in group if not {TAG_FIRST, TAG_LAST} & set(_tags(c))]
     start = f":::{{solution-start}} {label}\n:class: dropdown\n:::"
     if first:
-        start += "\n\n" + _src(first[0])
+        start += "\n\n" + _unfold(_src(first[0]))
     end = ":::{solution-end}\n:::"
     if last:
-        end = _src(last[0]) + "\n\n" + end
+        end = _unfold(_src(last[0])) + "\n\n" + end
     return [_md(start, []), *inner, _md(end, [])]
 
 
@@ -536,7 +549,7 @@ def to_site(nb: dict) -> dict:
             text = _src(cell)
 
             def put_back(m: re.Match) -> str:
-                body = _src(groups.pop(m.group(2))[0])
+                body = _unfold(_src(groups.pop(m.group(2))[0]))
                 return f"{m.group(1)}:::{{solution}} {m.group(2)}\n:class: dropdown\n\n{body}\n:::"
 
             cell["source"] = NB_LINK_PARA.sub(put_back, text)

@@ -111,6 +111,9 @@ def test_solutions_move_to_a_collapsed_section_at_the_end():
     moved = [c for c in after if markup.TAG_MOVED in markup._tags(c)]
     assert len(moved) == 4
     assert all(c["metadata"]["jupyter"]["source_hidden"] for c in moved)
+    # A folded cell shows its first line: the prose's is empty.
+    prose = [markup._src(c) for c in moved if c["cell_type"] == "markdown"]
+    assert len(prose) == 3 and all(t.startswith("\n") and t.strip() for t in prose)
     # Each exercise links to its solution; the References cell comes last, after them.
     assert "[Exercise 2.1, solution](#solution-ex-a)" in shown
     assert "[Exercise 2.2, solution](#solution-ex-b)" in shown
@@ -185,3 +188,6 @@ def test_nothing_of_a_solution_shows_before_the_collapsed_solutions_heading(path
             assert cells[i]["metadata"].get(markup.COLLAPSED) is True
         if cells[i]["cell_type"] == "code":
             assert cells[i]["metadata"].get("jupyter") == notebooks.SOLUTION_HIDDEN
+        elif markup.TAG_MOVED in tags[i]:  # folded, and its first line (shown folded) empty
+            assert cells[i]["metadata"].get("jupyter") == {"source_hidden": True}
+            assert markup._src(cells[i]).startswith("\n"), f"{path.name} cell {i}"
