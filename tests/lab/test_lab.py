@@ -353,6 +353,48 @@ def _check_solutions_hidden(rel, state):
     assert not early, f"{rel}: solution cells {early} before the Solutions heading"
 
 
+# Shift+Enter moves the active cell down one, onto a hidden cell too, and JupyterLab then
+# opens the collapsed heading above it. Walking the active cell to the end as Shift+Enter would
+# opens every Solutions heading; a solution's prose and outputs must still show nothing.
+WALK_TO_END_JS = """(start) => {
+  const nb = window.__panel.content;
+  for (let i = start; i < nb.widgets.length; i++) { nb.activeCellIndex = i; }
+  return nb.activeCellIndex;
+}"""
+
+SOLUTION_TEXT_SHOWN_JS = """() => {
+  const seen = (w, sel) => [...w.node.querySelectorAll(sel)]
+    .filter((e) => e.offsetParent !== null)
+    .map((e) => e.innerText.trim()).filter((t) => t).join(' | ');
+  const out = [];
+  window.__panel.content.widgets.forEach((w, i) => {
+    const tags = w.model.getMetadata('tags') || [];
+    if (!tags.includes('nb-solution')) return;
+    const text = w.model.type === 'markdown'
+      ? seen(w, '.jp-MarkdownOutput, .myst, .jp-RenderedMarkdown, .jp-InputPlaceholder')
+      : seen(w, '.jp-OutputArea-output');
+    out.push({i, hidden: w.isHidden, text: text.slice(0, 300)});
+  });
+  return out;
+}"""
+
+
+def _check_walking_on_shows_no_answer(app, rel, state):
+    """Shift+Enter past the last exercise opens the collapsed headings, not the answers."""
+    tags = [set(c["tags"]) for c in state["cells"]]
+    heading = [i for i, t in enumerate(tags) if "nb-solutions" in t]
+    if not heading:
+        return
+    app.evaluate(WALK_TO_END_JS, heading[0] - 1)
+    app.wait_for_timeout(500)
+    cells = app.evaluate(SOLUTION_TEXT_SHOWN_JS)
+    assert any(not c["hidden"] for c in cells), (
+        f"{rel}: walking on opened no Solutions heading (has JupyterLab changed?)"
+    )
+    shown = [(c["i"], c["text"]) for c in cells if not c["hidden"] and c["text"]]
+    assert not shown, f"{rel}: walking on with Shift+Enter shows solution text: {shown}"
+
+
 def _check_chapter_link(app, rel, source):
     """The first link to another chapter opens that chapter (a notebook tab) when clicked."""
     texts = ["".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown"]
@@ -407,6 +449,7 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
         _check_solutions_hidden(rel, before)
         if notebook.parent != HERE:
             _check_chapter_link(app, rel, source)
+            _check_walking_on_shows_no_answer(app, rel, before)
 
         # The website shows the same values (when the site has been built).
         site = _site_text(notebook)
