@@ -78,9 +78,14 @@ def test_the_grid_records_are_the_snapshots_of_the_long_runs(result):
     # tau = 0.1 trains to long_steps; its grid record is the snapshot at steps.
     rec = result.record("shift", 0.1)
     assert rec.losses.shape == (40, 2)
-    ref = digits.evaluate(rec.encoders[0], "shift", 0.1, SMALL, np.random.default_rng(0))
-    assert ref["probe_1"] == rec.values["probe_1"][0]  # the same label draws for everyone
-    assert ref["knn"] == rec.values["knn"][0]
+    # Evaluated as the record was, the runs' probes in one stack: one L-BFGS fits the whole
+    # stack, so a run's probe fitted alone stops a few last bits elsewhere (and a test
+    # prediction near a tie can flip).
+    encs = list(rec.encoders)
+    rng = np.random.default_rng(0)
+    ref = digits._evaluate(encs, "shift", [0.1] * len(encs), SMALL, rng, "full")
+    assert ref["probe_1"].tolist() == rec.values["probe_1"].tolist()  # the same label draws
+    assert ref["knn"].tolist() == rec.values["knn"].tolist()
 
 
 def test_medians_and_quartiles_in_the_json(result):
