@@ -228,7 +228,8 @@ STATE_JS = """() => {
   const cells = [];
   panel.content.widgets.forEach((w) => {
     const cell = {type: w.model.type, text: '', admonitions: 0, math: 0, errors: 0,
-                  hidden: w.isHidden, tags: w.model.getMetadata('tags') || []};
+                  hidden: w.isHidden, folded: w.inputHidden,
+                  tags: w.model.getMetadata('tags') || []};
     if (w.model.type === 'markdown') {
       // jupyterlab-myst renders into '.myst'; JupyterLab's own renderer into '.jp-RenderedMarkdown'
       const node =
@@ -261,8 +262,9 @@ RESTORED_JS = """() => {
   return window.__restored === true;
 }"""
 
+# A folded cell (a solution's prose) is rendered only once the reader unfolds it.
 RENDERED_JS = """() => window.__panel.content.widgets
-  .filter((w) => w.model.type === 'markdown')
+  .filter((w) => w.model.type === 'markdown' && !w.inputHidden)
   .every((w) => w.node.querySelector('.myst, .jp-RenderedMarkdown'))"""
 
 
@@ -293,13 +295,15 @@ def app(lab, browser):
 
 def _check_prose(rel, source, state, expected, when):
     for i, values in expected.items():
+        if state["cells"][i]["folded"]:  # checked once unfolded (_check_walking_on...)
+            continue
         for value in values:
             assert value in state["cells"][i]["text"], (
                 f"{rel} cell {i}: {when}, the prose does not show {value!r} (the stored value, "
                 f"which the website shows):\n{state['cells'][i]['text'][:600]}"
             )
     for i, cell in enumerate(state["cells"]):
-        if cell["type"] != "markdown":
+        if cell["type"] != "markdown" or cell["folded"]:
             continue
         src = "".join(source["cells"][i]["source"])
         raw = RAW_MYST.findall(cell["text"])
@@ -379,8 +383,17 @@ SOLUTION_TEXT_SHOWN_JS = """() => {
 }"""
 
 
-def _check_walking_on_shows_no_answer(app, rel, state):
-    """Shift+Enter past the last exercise opens the collapsed headings, not the answers."""
+UNFOLD_JS = """() => window.__panel.content.widgets.forEach((w) => {
+  if ((w.model.getMetadata('tags') || []).includes('nb-solution')) {
+    w.inputHidden = false;
+    if (w.model.type === 'code') w.outputHidden = false;
+  }
+})"""
+
+
+def _check_walking_on_shows_no_answer(app, rel, state, source, expected):
+    """Shift+Enter past the last exercise opens the collapsed headings, not the answers;
+    unfolded by the reader, the solutions' prose reads like the page."""
     tags = [set(c["tags"]) for c in state["cells"]]
     heading = [i for i, t in enumerate(tags) if "nb-solutions" in t]
     if not heading:
@@ -393,6 +406,9 @@ def _check_walking_on_shows_no_answer(app, rel, state):
     )
     shown = [(c["i"], c["text"]) for c in cells if not c["hidden"] and c["text"]]
     assert not shown, f"{rel}: walking on with Shift+Enter shows solution text: {shown}"
+    app.evaluate(UNFOLD_JS)
+    app.wait_for_function(RENDERED_JS, timeout=60_000)
+    _check_prose(rel, source, app.evaluate(STATE_JS), expected, "with its solutions unfolded")
 
 
 def _check_chapter_link(app, rel, source):
@@ -449,7 +465,7 @@ def test_notebook_reads_like_the_page(lab, browser, app, notebook):
         _check_solutions_hidden(rel, before)
         if notebook.parent != HERE:
             _check_chapter_link(app, rel, source)
-            _check_walking_on_shows_no_answer(app, rel, before)
+            _check_walking_on_shows_no_answer(app, rel, before, source, expected)
 
         # The website shows the same values (when the site has been built).
         site = _site_text(notebook)
