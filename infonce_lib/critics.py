@@ -543,8 +543,14 @@ class JointCritic(_PicklesViews):
         if self.copies is None:
             F, cache = _joint_forward(P, A, B, self.x_dim)
         else:  # copy by copy: each copy's K^2 activations stay in the processor's cache
+            # All copies' activations share one buffer: one large allocation per step
+            # rather than one per copy (the operating system backs it with large pages,
+            # and a training loop spends less time mapping fresh memory).
+            K, hidden = len(A), P[0].shape[-1]
+            H1 = np.empty((self.copies, K, K, hidden), dtype=self.dtype)
             parts = [
-                _joint_forward([p[c] for p in P], A, B, self.x_dim) for c in range(self.copies)
+                _joint_forward([p[c] for p in P], A, B, self.x_dim, out=H1[c])
+                for c in range(self.copies)
             ]
             F = np.stack([f for f, _ in parts])
             cache = [c for _, c in parts]
@@ -576,12 +582,14 @@ class JointCritic(_PicklesViews):
         return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
 
 
-def _joint_forward(P, A, B, dx):
-    """Unchecked scores of one joint critic (parameters ``P``) and its cache."""
+def _joint_forward(P, A, B, dx, out=None):
+    """Unchecked scores of one joint critic (parameters ``P``) and its cache; ``out``, if
+    given, receives the (K, K, hidden) first-layer activations."""
     W1, b1 = P[0], P[1]
     with np.errstate(over="ignore", invalid="ignore"):
-        Z = (B @ W1[dx:])[:, None, :] + (A @ W1[:dx])[None, :, :]
-        Z += b1
+        # The first layer of [x_j, y_i] is W1_y^T y_i + (W1_x^T x_j + b1): two (K, hidden)
+        # products broadcast to (K, K, hidden); the bias joins the smaller term.
+        Z = np.add((B @ W1[dx:])[:, None, :], (A @ W1[:dx] + b1)[None, :, :], out=out)
         H1 = np.maximum(Z, 0.0, out=Z)
     out, cache = _forward(P[2:], H1)
     return out[..., 0], (H1, cache)
@@ -591,8 +599,18 @@ def _joint_backward(P, A, B, inner, dF, dx):
     """Unchecked parameter gradients of one joint critic, in the order of ``P``."""
     H1, rest = inner
     with np.errstate(over="ignore", invalid="ignore"):
-        grads, dH1 = _backward(P[2:], rest, dF[..., None])
-        dH1 *= H1 > 0.0
-        dWx = A.T @ dH1.sum(axis=0)  # columns are the x_j
-        dWy = B.T @ dH1.sum(axis=1)
-        return [np.concatenate([dWx, dWy]), dH1.sum(axis=(0, 1)), *grads]
+        if len(P) == 4:
+            # One hidden layer, F = relu(Z) w + b2: dJ/dZ[i, j, h] = dF[i, j] w[h] [Z > 0].
+            # The first layer needs only its sums over i and over j, so w multiplies those
+            # (K, hidden) sums rather than a (K, K, hidden) array.
+            on = np.sign(H1)  # H1 >= 0 (a ReLU's output): 1 where a unit is on, else 0
+            w = P[2][:, 0]
+            by_x = np.einsum("ij,ijh->jh", dF, on) * w  # sum over the views y_i
+            by_y = np.einsum("ij,ijh->ih", dF, on) * w  # sum over the candidates x_j
+            grads = [H1.reshape(-1, H1.shape[-1]).T @ dF.reshape(-1, 1), dF.sum().reshape(1)]
+        else:
+            grads, dZ = _backward(P[2:], rest, dF[..., None])
+            dZ *= H1 > 0.0
+            by_x, by_y = dZ.sum(axis=0), dZ.sum(axis=1)
+        dW1 = np.concatenate([A.T @ by_x, B.T @ by_y])  # columns are the x_j, rows the y_i
+        return [dW1, by_x.sum(axis=0), *grads]

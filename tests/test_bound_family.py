@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
 
 import numpy as np
@@ -326,64 +326,59 @@ def test_inputs_not_modified(rng):
 
 # ---------------------------------------------------------------- the experiment
 
-SMALL = experiment.Config(levels=(2.0, 6.0), steps_per_level=40, optimal_batches=20)
-
-
-def test_experiment_json_keys_and_shapes():
-    rep = experiment.report(SMALL)
-    data = json.loads(json.dumps(rep.results))
-    assert data["batch_size"] == 64 and isinstance(data["batch_size"], int)
-    assert data["levels"] == [2.0, 6.0]
-    assert set(data["estimators"]) == {"infonce", "nwj", "dv", "js", "alpha"}
-    for v in data["estimators"].values():
-        assert set(v) == {"mean", "sd"} and len(v["mean"]) == len(v["sd"]) == 2
-    assert set(data["optimal_critic"]) == set(data["estimators"])
-    assert "InfoNCE" in rep.tables and rep.checks
+SMALL = experiment.Protocol(protocol="chapter", seeds=2, steps_per_level=8, optimal_batches=4)
 
 
 def test_experiment_is_reproducible():
     a, b = experiment.run(SMALL), experiment.run(SMALL)
-    for k in a.mean:
-        np.testing.assert_array_equal(a.trace[k], b.trace[k])
-        np.testing.assert_array_equal(a.optimal_mean[k], b.optimal_mean[k])
+    for kind in SMALL.kinds:
+        np.testing.assert_array_equal(a.traces[kind], b.traces[kind])
+    for c in a.columns:
+        np.testing.assert_array_equal(a.optimal[c], b.optimal[c])
+    other = experiment.run(dataclasses.replace(SMALL, seed=1))
+    assert not np.array_equal(a.traces["joint"], other.traces["joint"])
 
 
-def test_experiment_trace_and_summaries():
+def test_experiment_seed_estimates_are_the_tails_of_the_traces():
     r = experiment.run(SMALL)
-    assert np.all(r.trace["infonce"] <= math.log(64) + 1e-12)  # every batch, any critic
-    assert r.trace["nwj"].shape == (80,)
-    tail = r.trace["dv"].reshape(2, 40)[:, -10:]
-    np.testing.assert_allclose(r.mean["dv"], tail.mean(axis=1))
-    np.testing.assert_allclose(r.sd["dv"], tail.std(axis=1, ddof=1))
+    assert r.traces["separable"].shape == (2, len(r.columns), 40)
+    # every batch value of InfoNCE is at most log K, whatever the critic
+    k = r.columns.index("infonce")
+    assert np.all(r.traces["joint"][:, k] <= math.log(64) + 1e-12)
+    tails = r.traces["joint"][:, :, :].reshape(2, len(r.columns), 5, 8)[..., -2:]
+    for n, c in enumerate(r.columns):
+        np.testing.assert_allclose(r.estimates["joint"][c], tails[:, n].mean(axis=-1))
+        np.testing.assert_allclose(r.within_sd["joint"][c], tails[:, n].std(axis=-1, ddof=1))
 
 
 def test_experiment_checks_can_fail():
-    r = experiment.run(SMALL)
-    bad = experiment.Result(
-        config=r.config,
-        trace=r.trace,
-        mean={**r.mean, "infonce": r.mean["infonce"] + 10.0},
-        sd={**r.sd, "nwj": r.sd["infonce"]},
-        optimal_mean=r.optimal_mean,
-        optimal_sd=r.optimal_sd,
-        skipped=r.skipped,
-    )
+    p = experiment.Protocol(seeds=2, steps_per_level=4, optimal_batches=4)
+    r = experiment.run(p)
+    joint = r.estimates["joint"]
+    assert all(isinstance(c.passed, bool) for c in experiment.checks(r))
+    above = {**joint, "infonce": joint["infonce"] + 10.0}  # InfoNCE above log K everywhere
+    bad = dataclasses.replace(r, estimates={**r.estimates, "joint": above})
     failed = [c.description for c in experiment.checks(bad) if not c.passed]
-    assert any("log K" in d for d in failed)
-    assert any("NWJ's sd" in d for d in failed)
+    assert any("at most log K" in d for d in failed)
+    assert any("converged" in d for d in failed)
+    low = {c: v - 100.0 for c, v in joint.items()}  # nothing passes log K + 0.5
+    bad = dataclasses.replace(r, estimates={**r.estimates, "joint": low})
+    failed = [c.description for c in experiment.checks(bad) if not c.passed]
+    assert any("passes log K + 0.5" in d for d in failed)
 
 
 @pytest.mark.parametrize(
     ("kw", "err"),
     [
-        ({"levels": ()}, TypeError),
-        ({"levels": (2.0, -1.0)}, ValueError),
-        ({"batch_size": 2}, ValueError),
-        ({"steps_per_level": 0}, ValueError),
-        ({"tail": 0.001}, ValueError),
-        ({"alpha": 1.5}, ValueError),
-        ({"learning_rate": 0.0}, ValueError),
+        ({"protocol": "colab"}, ValueError),
+        ({"critic": "concat"}, ValueError),
+        ({"seeds": 0}, ValueError),
+        ({"steps_per_level": 1}, ValueError),
+        ({"tail": 0.0}, ValueError),
+        ({"tail": 1.5}, ValueError),
+        ({"optimal_batches": 1}, ValueError),
         ({"seed": -1}, ValueError),
+        ({"jobs": 0}, ValueError),
     ],
 )
 def test_config_validation(kw, err):

@@ -226,14 +226,21 @@ def test_moco_and_clip_start_from_the_same_temperature():
 # ---------------------------------------------------------------- Poole et al. and Wang & Isola
 
 
-def test_the_staircase_protocol_is_poole_et_al_s_shortened():
-    v, ours = POOLE_STAIRCASE.values, bound_family.Config()
-    # the book's staircase has their dimension, batch size and levels ...
-    assert (ours.dim, ours.batch_size, ours.levels) == (v["dim"], v["batch_size"], v["levels"])
-    # ... equally spaced, starting one step above zero, and fewer steps per level
+@pytest.mark.parametrize("name", bound_family.PROTOCOLS)
+def test_every_staircase_protocol_has_poole_et_al_s_data_and_levels(name):
+    v = POOLE_STAIRCASE.values
+    p = bound_family.Protocol(protocol=name)
+    for kind in p.kinds:
+        s = p.setup(kind)
+        assert (s.dim, s.batch_size, s.levels) == (v["dim"], v["batch_size"], v["levels"])
+    # the levels are equally spaced, starting one step above zero
     steps = [b - a for a, b in zip((0.0, *v["levels"]), v["levels"], strict=False)]
     assert len(set(steps)) == 1
-    assert ours.steps_per_level < v["steps_per_level"]
+    if name == "poole":  # theirs, step for step
+        assert p.level_steps == (v["steps_per_level"],) * len(v["levels"])
+    else:  # shortened, and saying so
+        assert max(p.level_steps) < v["steps_per_level"]
+        assert any("Adam steps per level" in d for d in bound_family.deviations(p))
 
 
 def test_the_library_metrics_default_to_wang_and_isola_s_values():

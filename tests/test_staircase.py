@@ -251,3 +251,26 @@ def test_parallel_runs_give_the_same_numbers():
     two = bf.run_protocol(bf.Protocol(**{**p.__dict__, "jobs": 2}))
     for c in one.columns:
         np.testing.assert_array_equal(one.estimates["separable"][c], two.estimates["separable"][c])
+
+
+def test_chapter_protocol_is_the_books_shortened_with_three_seeds():
+    p, book = bf.Protocol(protocol="chapter"), bf.Protocol()
+    assert p.n_seeds == 3 and p.kinds == ("joint", "separable")
+    assert sum(p.level_steps) < sum(book.level_steps)
+    keys = [c.key for c in p.setup("joint").columns]
+    assert keys == ["infonce", "nwj", "js", "alpha", "smile"]
+    text = "\n".join(bf.deviations(p))
+    assert "1 hidden layer of 64" in text and "3 seeds" in text
+    assert "SMILE" in text and "MINE" not in text  # the estimators it runs, named
+
+
+def test_an_estimator_subset_trains_only_those_critics():
+    p = bf.Protocol(protocol="chapter", estimators=("infonce", "smile"), seeds=1,
+                    steps_per_level=3, optimal_batches=2)  # fmt: skip
+    res = bf.run_protocol(p)
+    assert res.columns == ("infonce", "smile")
+    assert res.traces["joint"].shape == (1, 2, 15)
+    assert set(res.optimal) == {"infonce", "smile"}
+    for bad in (("infonce", "mine"), (), ("nwj", "nwj"), ["infonce"]):
+        with pytest.raises(ValueError, match="estimators"):
+            bf.Protocol(protocol="chapter", estimators=bad)

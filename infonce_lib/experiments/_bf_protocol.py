@@ -18,20 +18,29 @@ from ..dv_variants import smile_bound
 from ..limits import correlated_gaussian_rho, sample_correlated_gaussian
 from ..published import POOLE_STAIRCASE
 from ..report import Check, format_table
-from ._staircase import Setup, book_columns, poole_columns, train
+from ._staircase import Setup, book_columns, chapter_columns, poole_columns, train
 
 _P = POOLE_STAIRCASE.values  # the Colab's settings, quoted once in published.py
-PROTOCOLS, CRITICS, TASKS = ("book", "poole"), ("joint", "separable", "both"), ("gaussian", "cubic")
+PROTOCOLS = ("book", "chapter", "poole")
+CRITICS, TASKS = ("joint", "separable", "both"), ("gaussian", "cubic")
 
-#: The two protocols. "poole" is the Colab's (vbmi_demo): concat and separable critics of
+#: The three protocols. "poole" is the Colab's (vbmi_demo): concat and separable critics of
 #: 2 hidden layers of 256 (embedding 32), a 2 x 512 baseline MLP, Keras's Adam (lr 5e-4,
-#: eps 1e-7) and Glorot-uniform initialisation, float32, 4,000 steps per level.
+#: eps 1e-7) and Glorot-uniform initialisation, float32, 4,000 steps per level. "book" is
+#: the command's shortened one; "chapter" shortens it further for chapter 4's time budget
+#: (a narrower joint critic, 40% of the steps, three seeds, five estimators).
 _PROTOCOL = {
     "book": dict(
         joint=dict(hidden=96, layers=1, learning_rate=1e-2),
         separable=dict(hidden=64, layers=1, learning_rate=2e-3),
         embed=32, steps=50, first_extra=150, seeds=5, eps=1e-8, glorot=False,
         transpose_joint=False, columns=book_columns(0.01),
+    ),
+    "chapter": dict(
+        joint=dict(hidden=64, layers=1, learning_rate=1e-2),
+        separable=dict(hidden=64, layers=1, learning_rate=2e-3),
+        embed=32, steps=20, first_extra=60, seeds=3, eps=1e-8, glorot=False,
+        transpose_joint=False, columns=chapter_columns(0.01),
     ),
     "poole": dict(
         joint=dict(hidden=_P["hidden_width"], layers=_P["hidden_layers"],
@@ -45,6 +54,8 @@ _PROTOCOL = {
 }  # fmt: skip
 
 _SINGLE_SAMPLE = ("nwj", "dv", "js", "mine", "smile", "tuba")
+_NAMES = {"infonce": "InfoNCE", "nwj": "NWJ", "dv": "DV", "js": "JS", "alpha": "I_alpha",
+          "mine": "MINE", "smile": "SMILE (tau = 5)"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -53,18 +64,24 @@ class Protocol:
 
     Attributes
     ----------
-    protocol : {"book", "poole"}
+    protocol : {"book", "chapter", "poole"}
         ``"book"``: the shortened protocol of the command (at most 120 s on one core);
+        ``"chapter"``: chapter 4's, shorter still (a few seconds);
         ``"poole"``: Poole et al.'s Colab, faithfully (hours on one core).
     critic : {"joint", "separable", "both"}
     task : {"gaussian", "cubic"}
         The correlated Gaussian, or the same with ``y`` replaced by ``(y W)^3`` for a fixed
         random ``W`` (the same information; see ``infonce_lib.experiments._staircase.cubic_map``).
+    estimators : tuple of str, optional
+        Train and report only these columns of the protocol (by key, e.g.
+        ``("infonce", "nwj", "smile")``); default all of them.
     seeds : int, optional
-        Independent runs (data and initial weights); default 5 (book), 1 (poole).
+        Independent runs (data and initial weights); default 5 (book), 3 (chapter),
+        1 (poole).
     steps_per_level : int, optional
         Adam steps per level; default 50 (book, plus 150 more at the first level, where
-        the critics start from scratch), 4,000 (poole).
+        the critics start from scratch), 20 (chapter, plus 60 more at the first), 4,000
+        (poole).
     tail : float
         Fraction of each level's steps whose estimates make a seed's estimate.
     optimal_batches : int
@@ -80,6 +97,7 @@ class Protocol:
     protocol: str = "book"
     critic: str = "both"
     task: str = "gaussian"
+    estimators: tuple[str, ...] | None = None
     seeds: int | None = None
     steps_per_level: int | None = None
     tail: float = 0.25
@@ -92,6 +110,16 @@ class Protocol:
         for name, allowed in (("protocol", PROTOCOLS), ("critic", CRITICS), ("task", TASKS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
+        if self.estimators is not None:
+            known = tuple(c.key for c in _PROTOCOL[self.protocol]["columns"])
+            est = self.estimators
+            if not isinstance(est, tuple) or not est or any(e not in known for e in est):
+                raise ValueError(
+                    f"estimators must be a non-empty tuple of the {self.protocol!r} "
+                    f"protocol's estimators {known}; got {est!r}"
+                )
+            if len(set(est)) != len(est):
+                raise ValueError(f"estimators must not repeat a name; got {est!r}")
         if self.seeds is not None:
             as_int(self.seeds, "seeds", minimum=1)
         if self.steps_per_level is not None:
@@ -122,8 +150,11 @@ class Protocol:
         """The trainer's setup for one critic kind."""
         d = _PROTOCOL[self.protocol]
         k = d[kind]
+        columns = d["columns"]
+        if self.estimators is not None:
+            columns = tuple(c for c in columns if c.key in self.estimators)
         return Setup(
-            columns=d["columns"], kind=kind, levels=_P["levels"],
+            columns=columns, kind=kind, levels=_P["levels"],
             steps=self.level_steps, dim=_P["dim"], batch_size=_P["batch_size"],
             learning_rate=k["learning_rate"],
             hidden=k["hidden"], layers=k["layers"], embed=d["embed"], eps=d["eps"],
@@ -144,7 +175,9 @@ def deviations(p: Protocol) -> list[str]:
             "NumPy in float32 with hand-written gradients instead of TensorFlow",
         ]
     else:
-        b = _PROTOCOL["book"]
+        b = _PROTOCOL[p.protocol]
+        keys = [c.key for c in p.setup(p.kinds[0]).columns]
+        names = ", ".join(_NAMES[k] for k in keys)
         out = [
             f"joint (concat) critic {b['joint']['layers']} hidden layer of "
             f"{b['joint']['hidden']} (the Colab: 2 x 256), learning rate "
@@ -156,11 +189,20 @@ def deviations(p: Protocol) -> list[str]:
             "(4,000 per level)",
             "He-normal initial weights, output layer x 0.3, Adam eps 1e-8 (Keras: Glorot-"
             "uniform, eps 1e-7); float32 passes, estimates in float64 (TensorFlow: float32)",
-            "I_alpha at alpha = 0.01 only, with a constant baseline a = 1 (the Colab: alpha = "
-            "0.01, 0.5, 0.99 with a learned 2 x 512 baseline); no TUBA",
-            "JS reported as NWJ of 1 + f (the Colab: NWJ of f, 1/e below at the JS optimum)",
-            "DV, MINE and SMILE added; the concat critic's scores in the book's convention "
-            "F[i, j] = f(x_j, y_i) (the Colab's concat critic returns the transpose)",
+            f"estimators {names} (the Colab: NWJ, TUBA, InfoNCE, JS, and I_alpha at alpha "
+            "= 0.01, 0.5, 0.99)",
+        ]
+        if "alpha" in keys:
+            out.append(
+                "I_alpha at alpha = 0.01 only, with a constant baseline a = 1 (the Colab: "
+                "a learned 2 x 512 baseline)"
+            )
+        if "js" in keys:
+            out.append("JS reported as NWJ of 1 + f (the Colab: NWJ of f, 1/e below at the "
+                       "JS optimum)")  # fmt: skip
+        out += [
+            "the concat critic's scores in the book's convention F[i, j] = f(x_j, y_i) (the "
+            "Colab's concat critic returns the transpose)",
             f"{p.n_seeds} seeds, medians and quartiles over seeds (the Colab: one run)",
         ]
     if p.task == "cubic":
@@ -247,9 +289,10 @@ def _cpu() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
-def run_protocol(protocol: Protocol | None = None) -> StaircaseResult:
-    """Train every (critic kind, seed) run of the protocol and summarise each level."""
-    p = protocol or Protocol()
+def run_protocol(config: Protocol | None = None) -> StaircaseResult:
+    """Train every (critic kind, seed) run of the protocol and summarise each level
+    (``None``: the command's protocol, ``Protocol()``)."""
+    p = config or Protocol()
     t0, c0 = time.perf_counter(), _cpu()
     units = [(p, kind, s) for kind in p.kinds for s in range(p.n_seeds)]
     if p.jobs > 1:
@@ -333,27 +376,35 @@ def header(p: Protocol) -> str:
     return "\n".join(lines)
 
 
-def tables(result: StaircaseResult) -> str:
-    """The header, then per critic a table of median [q25, q75] over seeds per level."""
+def _num(v: float) -> str:
+    """Two decimals, or three significant digits once a value is beyond +-10,000."""
+    return f"{v:.2f}" if abs(v) < 1e4 else f"{v:.2e}"
+
+
+def critic_table(result: StaircaseResult, kind: str) -> str:
+    """One critic's table: per estimator, median [q25, q75] over seeds of each seed's
+    estimate per level, and the optimal critic's value of the same estimator beside it."""
     r = result
-    out = [header(r.protocol)]
-    for kind in r.protocol.kinds:
-        rows = []
-        for c in r.columns:
-            E = r.estimates[kind][c]
-            med, lo, hi = np.median(E, 0), np.quantile(E, 0.25, 0), np.quantile(E, 0.75, 0)
-            rows.append(
-                [c, *(f"{a:.2f} [{b:.2f}, {d:.2f}]" for a, b, d in zip(med, lo, hi, strict=True))]
-            )
-        rows.append(
-            ["optimal InfoNCE", *(f"{v:.2f}" for v in r.optimal.get("infonce", [np.nan] * 5))]
-        )
-        heads = ["estimator", *(f"I = {v:g}" for v in r.levels)]
-        out.append(
-            f"\n{kind} critic: median [q25, q75] over {r.protocol.n_seeds} seed(s) of each "
-            f"seed's mean over the last {r.protocol.tail:g} of a level\n"
-            + format_table(heads, rows)
-        )
+    if kind not in r.protocol.kinds:
+        raise ValueError(f"kind must be one of the run's critics {r.protocol.kinds}; got {kind!r}")
+    rows = []
+    for c in r.columns:
+        E = r.estimates[kind][c]
+        med, lo, hi = np.median(E, 0), np.quantile(E, 0.25, 0), np.quantile(E, 0.75, 0)
+        cells = (f"{_num(a)} [{_num(b)}, {_num(d)}]" for a, b, d in zip(med, lo, hi, strict=True))
+        rows.append([c, *cells])
+        rows.append([f"  optimal {c}", *(_num(v) for v in r.optimal[c])])
+    heads = ["estimator", *(f"I = {v:g}" for v in r.levels)]
+    return (
+        f"{kind} critic: median [q25, q75] over {r.protocol.n_seeds} seed(s) of each seed's "
+        f"mean over the last {r.protocol.tail:g} of a level\n" + format_table(heads, rows)
+    )
+
+
+def tables(result: StaircaseResult) -> str:
+    """The header, then per critic :func:`critic_table`, then the run's time."""
+    r = result
+    out = [header(r.protocol), *("\n" + critic_table(r, kind) for kind in r.protocol.kinds)]
     out.append(f"\nwall time {r.seconds:.1f} s, CPU time {r.cpu_seconds:.1f} s")
     return "\n".join(out)
 

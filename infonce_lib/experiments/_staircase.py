@@ -1,4 +1,4 @@
-"""The trainer behind the bound-family staircase: one stack of critics, one per estimator,
+"""The trainer behind the bound-family staircase: one stack of critics, one per training objective,
 through the levels of information, for either critic and either protocol.
 
 Private to :mod:`.bound_family` (the mathematics is the library's: the bounds and their
@@ -47,6 +47,31 @@ def book_columns(alpha: float) -> tuple[Column, ...]:
         Column("mine", "mine", "objective"),
         Column("smile", "js", "smile"),
     )
+
+
+def chapter_columns(alpha: float) -> tuple[Column, ...]:
+    """Chapter 4's staircase: InfoNCE, NWJ, JS, I_alpha (constant baseline), SMILE."""
+    keep = ("infonce", "nwj", "js", "alpha", "smile")
+    return tuple(c for c in book_columns(alpha) if c.key in keep)
+
+
+def trainers(columns: tuple[Column, ...]) -> tuple[tuple[Column, ...], list[int]]:
+    """The critics a staircase trains, and which one each column reads.
+
+    Columns that train the same objective share one critic: SMILE is read from the critic
+    trained on the JS objective, as Song and Ermon (2020) define it, and JS's own estimate
+    (NWJ at 1 + f) is read from the same critic.
+    """
+    out: list[Column] = []
+    keys: list[tuple] = []
+    copy_of = []
+    for c in columns:
+        key = (c.train, c.alpha, c.learned_baseline)
+        if key not in keys:
+            keys.append(key)
+            out.append(c)
+        copy_of.append(keys.index(key))
+    return tuple(out), copy_of
 
 
 def _sigmoid(v: float) -> float:
@@ -181,12 +206,14 @@ class Run:
     def __init__(self, setup: Setup, data_seed, critic_seed):
         self.setup = setup
         n_col = len(setup.columns)
+        self.trainers, self.copy_of = trainers(setup.columns)
+        n_copies = len(self.trainers)
         critic_rng = np.random.default_rng(critic_seed)
-        self.critic = _make_critic(setup, n_col, critic_rng)
+        self.critic = _make_critic(setup, n_copies, critic_rng)
         flats = [self.critic.flat]
         self.baseline = None
-        if any(c.learned_baseline for c in setup.columns):
-            self.baseline = _Baseline(setup, n_col, critic_rng)
+        if any(c.learned_baseline for c in self.trainers):
+            self.baseline = _Baseline(setup, n_copies, critic_rng)
             flats.append(self.baseline.flat)
         self.optimiser = Adam(flats, lr=setup.learning_rate, eps=setup.eps)
         self.data_rng = np.random.default_rng(data_seed)
@@ -197,29 +224,29 @@ class Run:
         self.levels_done = 0
 
     def _columns(self, F, log_b):
-        """Each column's reported value and the ascent direction on its scores (and on its
-        log-baseline, which enters every bound through F_ij - log a(y_i))."""
-        cols = self.setup.columns
-        values = np.empty(len(cols))
+        """Each column's reported value, and each critic's ascent direction on its scores
+        (and on its log-baseline, which enters every bound through F_ij - log a(y_i))."""
+        values = np.empty(len(self.setup.columns))
+        objective = np.empty(len(self.trainers))
         dF = np.zeros_like(F)
-        mine = [e for e, c in enumerate(cols) if c.train == "mine"]
+        mine = [k for k, c in enumerate(self.trainers) if c.train == "mine"]
         if mine:
-            v, g = self.mine(F[mine])
-            values[mine], dF[mine] = v, g
-        for e, c in enumerate(cols):
+            objective[mine], dF[mine] = self.mine(F[mine])
+        for k, c in enumerate(self.trainers):
             if c.train == "mine":
                 continue
-            F3 = F[e : e + 1]
             kw = {}
             if c.train in ("tuba", "alpha"):
                 kw["log_baseline"] = (
-                    log_b[e : e + 1] if c.learned_baseline else np.zeros((1, F.shape[-1]))
+                    log_b[k : k + 1] if c.learned_baseline else np.zeros((1, F.shape[-1]))
                 )
             if c.train == "alpha":
                 kw["alpha"] = c.alpha
-            obj, g = _GRADS[c.train](F3, **kw)
-            values[e] = _report(c.report, F3, obj[0])
-            dF[e] = g[0]
+            obj, g = _GRADS[c.train](F[k : k + 1], **kw)
+            objective[k], dF[k] = obj[0], g[0]
+        for e, c in enumerate(self.setup.columns):
+            k = self.copy_of[e]
+            values[e] = _report(c.report, F[k : k + 1], objective[k])
         return values, dF
 
     def step(self, t: int, info: float) -> None:
@@ -236,7 +263,7 @@ class Run:
         bad = ~np.isfinite(dF).all(axis=(1, 2))
         if bad.any():
             dF[bad] = 0.0
-            self.skipped += bad
+            self.skipped += bad[self.copy_of]
         grads = []
         d_b = -dF.sum(axis=-1)  # ascent on log a(y_i): every bound depends on F_ij - log a(y_i)
         if s.transpose_joint and s.kind == "joint":
@@ -244,7 +271,7 @@ class Run:
         with np.errstate(over="ignore", invalid="ignore"):
             grads.append(-np.concatenate([g.ravel() for g in self.critic.backward(cache, dF)]))
             if self.baseline is not None:
-                mask = np.array([c.learned_baseline for c in s.columns], dtype=float)[:, None]
+                mask = np.array([c.learned_baseline for c in self.trainers], dtype=float)[:, None]
                 grads.append(-self.baseline.backward(b_cache, d_b * mask, self.critic.dtype))
         if all(np.isfinite(g).all() for g in grads):
             self.optimiser.step(grads)
