@@ -80,6 +80,9 @@ class Adam:
         self.t = 0
         self._m = [np.zeros_like(p) for p in self.params]
         self._v = [np.zeros_like(p) for p in self.params]
+        # Two scratch arrays per parameter, kept: a fresh pair at every step would make a
+        # large model's training loop map new memory (and fault on it) at every step.
+        self._scratch = [(np.empty_like(p), np.empty_like(p)) for p in self.params]
 
     def step(self, grads) -> None:
         r"""One update :math:`\theta \leftarrow \theta - \eta \hat m / (\sqrt{\hat v} + \epsilon)`.
@@ -101,13 +104,13 @@ class Adam:
         c2 = 1.0 - self.beta2**self.t
         step = self.lr * math.sqrt(c2) / c1
         eps = self.eps * math.sqrt(c2)
-        for i, (p, g, m, v) in enumerate(zip(self.params, grads, self._m, self._v, strict=True)):
+        state = zip(self.params, grads, self._m, self._v, self._scratch, strict=True)
+        for i, (p, g, m, v, (a, c)) in enumerate(state):
             g = as_real_array(g, f"grads[{i}]", ndim=p.ndim)
             if g.shape != p.shape:
                 raise ValueError(f"grads[{i}] must have shape {p.shape}; got {g.shape}")
             # The same operations, in the same order, as m = b1 m + (1 - b1) g,
             # v = b2 v + (1 - b2) g g and p -= step m / (sqrt(v) + eps), in two scratch arrays.
-            a, c = np.empty_like(p), np.empty_like(p)
             with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
                 m *= self.beta1
                 m += np.multiply(1.0 - self.beta1, g, out=a)
