@@ -82,6 +82,21 @@ def test_joint_gradients(layers, rng):
         np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("layers", [1, 2])
+def test_joint_stack_gradients(layers, rng):
+    # a stack of copies: one hidden layer takes the summed path of _joint_backward, and all
+    # copies write their activations into one shared buffer
+    X, Y, _ = data(rng)
+    W = rng.normal(size=(3, 5, 5))
+    critic = JointCritic(3, 4, hidden=5, layers=layers, copies=3, out_scale=1.0, seed=4)
+    for p in critic.params[1::2]:  # biases away from zero: no ReLU kink at the test point
+        p += rng.normal(scale=0.5, size=p.shape)
+    F, cache = critic.forward(X, Y)
+    grads = critic.backward(cache, d_objective(F, W))
+    for g, n in zip(grads, numeric_grads(critic, X, Y, W), strict=True):
+        np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-8)
+
+
 def relu_mlp_reference(params, x):
     h = np.asarray(x, dtype=float)
     for k in range(0, len(params), 2):

@@ -18,7 +18,7 @@ from ..dv_variants import smile_bound
 from ..limits import correlated_gaussian_rho, sample_correlated_gaussian
 from ..published import POOLE_STAIRCASE
 from ..report import Check, format_table
-from ._staircase import Setup, book_columns, chapter_columns, poole_columns, train
+from ._staircase import SMILE_TAU, Setup, book_columns, chapter_columns, poole_columns, train
 
 _P = POOLE_STAIRCASE.values  # the Colab's settings, quoted once in published.py
 PROTOCOLS = ("book", "chapter", "poole")
@@ -158,7 +158,7 @@ class Protocol:
             steps=self.level_steps, dim=_P["dim"], batch_size=_P["batch_size"],
             learning_rate=k["learning_rate"],
             hidden=k["hidden"], layers=k["layers"], embed=d["embed"], eps=d["eps"],
-            dtype="float32", task=self.task, tau=5.0, mine_rate=0.01, glorot=d["glorot"],
+            dtype="float32", task=self.task, tau=SMILE_TAU, mine_rate=0.01, glorot=d["glorot"],
             transpose_joint=d["transpose_joint"], baseline_hidden=_P["baseline_width"],
             baseline_layers=_P["baseline_layers"],
         )  # fmt: skip
@@ -168,8 +168,11 @@ def deviations(p: Protocol) -> list[str]:
     """How the protocol differs from Poole et al.'s Colab, item by item."""
     if p.protocol == "poole":
         out = [
-            "none in architecture, optimiser, learning rate, steps or estimators (the Colab's "
-            "protocol); the optimal critic's values replace its TNCE column",
+            "none in architecture, optimiser, learning rate or steps (the Colab's protocol); "
+            "the optimal critic's values replace its TNCE column",
+            "estimators "
+            + ", ".join(c.key for c in p.setup(p.kinds[0]).columns)
+            + " (the Colab: NWJ, TUBA, InfoNCE, JS, I_alpha at three alphas, TNCE)",
             "the first level has exactly 4,000 steps (the Colab's schedule spends its first "
             "step at I = 0 and rounds the level boundaries)",
             "NumPy in float32 with hand-written gradients instead of TensorFlow",
@@ -189,8 +192,8 @@ def deviations(p: Protocol) -> list[str]:
             "(4,000 per level)",
             "He-normal initial weights, output layer x 0.3, Adam eps 1e-8 (Keras: Glorot-"
             "uniform, eps 1e-7); float32 passes, estimates in float64 (TensorFlow: float32)",
-            f"estimators {names} (the Colab: NWJ, TUBA, InfoNCE, JS, and I_alpha at alpha "
-            "= 0.01, 0.5, 0.99)",
+            f"estimators {names} (the Colab: NWJ, TUBA, InfoNCE, JS, I_alpha at alpha "
+            "= 0.01, 0.5, 0.99, and TNCE)",
         ]
         if "alpha" in keys:
             out.append(
@@ -207,8 +210,9 @@ def deviations(p: Protocol) -> list[str]:
         ]
     if p.task == "cubic":
         out.append(
-            "task: y replaced by (y W)^3, W a fixed random 20 x 20 matrix; the stored Colab "
-            "has no such option (our reading of the paper's Fig. 2)"
+            "task: y replaced by (y W)^3, W a fixed random 20 x 20 matrix with entries of "
+            "variance 1/d (our reading of the paper's Fig. 2, whose W has standard normal "
+            "entries, a scale sqrt(d) larger before the cube); the stored Colab has no such task"
         )
     return out
 
@@ -228,7 +232,7 @@ def _optimal(p: Protocol, columns) -> dict[str, np.ndarray]:
             elif c.train in ("dv", "mine"):
                 v = dv_bound(R)
             elif c.report == "smile":
-                v = smile_bound(R, 5.0)
+                v = smile_bound(R, SMILE_TAU)
             elif c.report == "nwj_f":
                 v = nwj_bound(R)
             elif c.train == "alpha":
@@ -396,8 +400,9 @@ def critic_table(result: StaircaseResult, kind: str) -> str:
         rows.append([f"  optimal {c}", *(_num(v) for v in r.optimal[c])])
     heads = ["estimator", *(f"I = {v:g}" for v in r.levels)]
     return (
-        f"{kind} critic: median [q25, q75] over {r.protocol.n_seeds} seed(s) of each seed's "
-        f"mean over the last {r.protocol.tail:g} of a level\n" + format_table(heads, rows)
+        f"{kind} critic: median [q25, q75] over {r.protocol.n_seeds} seed(s)\n(a seed's "
+        f"estimate: its mean over the last {r.protocol.tail:g} of a level)\n"
+        + format_table(heads, rows)
     )
 
 
@@ -446,11 +451,13 @@ def add_arguments(parser) -> None:
         "--protocol",
         choices=PROTOCOLS,
         default="book",
-        help="book: shortened, <= 120 s; poole: the Colab's (hours)",
+        help="book: shortened, <= 120 s; chapter: chapter 4's, seconds; poole: the Colab's (hours)",
     )
     parser.add_argument("--critic", choices=CRITICS, default="both")
     parser.add_argument("--task", choices=TASKS, default="gaussian")
-    parser.add_argument("--seeds", type=int, default=None, help="default 5 (book), 1 (poole)")
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="default 5 (book), 3 (chapter), 1 (poole)"
+    )
     parser.add_argument("--steps", type=int, default=None, help="Adam steps per level")
     parser.add_argument(
         "--checkpoint",

@@ -121,6 +121,10 @@ class Setup:
     baseline_layers: int
 
 
+#: SMILE's clipping threshold tau (Song & Ermon, 2020, report 1, 5 and infinity).
+SMILE_TAU = 5.0
+
+
 def cubic_map(dim: int) -> np.ndarray:
     """The fixed random linear map of the non-Gaussian task (seed 0, Gaussian entries
     scaled by 1/sqrt(d)); invertible with probability 1, so I(X; Y) is unchanged."""
@@ -289,7 +293,7 @@ def _report(kind: str, F3: np.ndarray, objective: float) -> float:
     if kind == "objective":
         return objective
     if kind == "smile":
-        return float(smile_bound(F3, 5.0)[0])
+        return float(smile_bound(F3, SMILE_TAU)[0])
     if kind == "nwj_f":  # the Colab's JS estimate: NWJ of f itself
         with np.errstate(over="ignore"):
             return float(nwj_bound(F3)[0]) if np.isfinite(F3).all() else -math.inf
@@ -309,7 +313,8 @@ def train(setup: Setup, data_seed, critic_seed, checkpoint: Path | None = None) 
     if checkpoint is not None and checkpoint.exists():
         with checkpoint.open("rb") as fh:
             run = pickle.load(fh)
-        if run.setup != setup:
+        if run.setup != setup or not hasattr(run, "copy_of"):  # another protocol, or a
+            # checkpoint from before critics were shared between columns
             raise ValueError(f"checkpoint {checkpoint} holds another protocol; remove it")
     if run is None:
         run = Run(setup, data_seed, critic_seed)

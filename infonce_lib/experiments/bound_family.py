@@ -2,7 +2,7 @@ r"""Poole et al.'s staircase: estimators of mutual information trained side by s
 
 A 20-dimensional correlated Gaussian (:func:`~infonce_lib.sample_correlated_gaussian`), or
 the same with ``y`` passed through a fixed invertible map and cubed, whose information
-steps through 2, 4, 6, 8 and 10 nats; one critic per estimator (joint,
+steps through 2, 4, 6, 8 and 10 nats; one critic per training objective (joint,
 :class:`~infonce_lib.JointCritic`, or separable, :class:`~infonce_lib.SeparableCritic`),
 trained by Adam on its own objective on fresh batches of 64 pairs, continuously across the
 levels (Poole et al., 2019, as their Colab runs it), for several seeds. Every step first
