@@ -385,24 +385,27 @@ def _num(v: float) -> str:
     return f"{v:.2f}" if abs(v) < 1e4 else f"{v:.2e}"
 
 
-def critic_table(result: StaircaseResult, kind: str) -> str:
-    """One critic's table: per estimator, median [q25, q75] over seeds of each seed's
-    estimate per level, and the optimal critic's value of the same estimator beside it."""
+def critic_table(result: StaircaseResult, kind: str, quartiles: bool = True) -> str:
+    """One critic's table: per estimator, the median over seeds of each seed's estimate per
+    level, the quartiles over seeds on the row below (unless ``quartiles`` is False), and
+    the optimal critic's value of the same estimator (rows short enough for a page)."""
     r = result
     if kind not in r.protocol.kinds:
         raise ValueError(f"kind must be one of the run's critics {r.protocol.kinds}; got {kind!r}")
     rows = []
     for c in r.columns:
         E = r.estimates[kind][c]
-        med, lo, hi = np.median(E, 0), np.quantile(E, 0.25, 0), np.quantile(E, 0.75, 0)
-        cells = (f"{_num(a)} [{_num(b)}, {_num(d)}]" for a, b, d in zip(med, lo, hi, strict=True))
-        rows.append([c, *cells])
-        rows.append([f"  optimal {c}", *(_num(v) for v in r.optimal[c])])
+        lo, hi = np.quantile(E, 0.25, 0), np.quantile(E, 0.75, 0)
+        rows.append([c, *(_num(v) for v in np.median(E, 0))])
+        if quartiles:
+            rows.append(
+                ["  [q25, q75]", *(f"[{_num(a)}, {_num(b)}]" for a, b in zip(lo, hi, strict=True))]
+            )
+        rows.append(["  optimal", *(_num(v) for v in r.optimal[c])])
     heads = ["estimator", *(f"I = {v:g}" for v in r.levels)]
     return (
-        f"{kind} critic: median [q25, q75] over {r.protocol.n_seeds} seed(s)\n(a seed's "
-        f"estimate: its mean over the last {r.protocol.tail:g} of a level)\n"
-        + format_table(heads, rows)
+        f"{kind} critic: median over {r.protocol.n_seeds} seed(s) of a seed's estimate (its "
+        f"mean\nover the last {r.protocol.tail:g} of a level)\n" + format_table(heads, rows)
     )
 
 
