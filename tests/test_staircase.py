@@ -274,3 +274,14 @@ def test_an_estimator_subset_trains_only_those_critics():
     for bad in (("infonce", "mine"), (), ("nwj", "nwj"), ["infonce"]):
         with pytest.raises(ValueError, match="estimators"):
             bf.Protocol(protocol="chapter", estimators=bad)
+
+
+def test_cpu_time_without_getrusage(monkeypatch):
+    # the browser's Python (Pyodide) has a resource module without getrusage
+    import sys
+    import types
+
+    from infonce_lib.experiments import _bf_protocol
+
+    monkeypatch.setitem(sys.modules, "resource", types.ModuleType("resource"))
+    assert _bf_protocol._cpu() >= 0.0

@@ -287,9 +287,11 @@ def _cpu() -> float:
     ``resource`` module is missing: Windows, and Python in the browser)."""
     try:
         import resource
-    except ImportError:
+
+        usage = resource.getrusage
+    except (ImportError, AttributeError):  # Pyodide's resource module has no getrusage
         return time.process_time()
-    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    a, b = usage(resource.RUSAGE_SELF), usage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
