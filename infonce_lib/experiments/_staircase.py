@@ -250,7 +250,7 @@ class Run:
             objective[k], dF[k] = obj[0], g[0]
         for e, c in enumerate(self.setup.columns):
             k = self.copy_of[e]
-            values[e] = _report(c.report, F[k : k + 1], objective[k])
+            values[e] = _report(c.report, F[k : k + 1], objective[k], self.setup.tau)
         return values, dF
 
     def step(self, t: int, info: float) -> None:
@@ -289,11 +289,11 @@ class Run:
         self.levels_done += 1
 
 
-def _report(kind: str, F3: np.ndarray, objective: float) -> float:
+def _report(kind: str, F3: np.ndarray, objective: float, tau: float) -> float:
     if kind == "objective":
         return objective
     if kind == "smile":
-        return float(smile_bound(F3, SMILE_TAU)[0])
+        return float(smile_bound(F3, tau)[0])
     if kind == "nwj_f":  # the Colab's JS estimate: NWJ of f itself
         with np.errstate(over="ignore"):
             return float(nwj_bound(F3)[0]) if np.isfinite(F3).all() else -math.inf
