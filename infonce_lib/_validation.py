@@ -275,5 +275,7 @@ def finite_or_raise(
     comes from; ``hint`` says what to change.
     """
     if not np.isfinite(values).all():
+        if getattr(values, "dtype", None) == np.float32:
+            raise ValueError(f"{what} overflowed float32 (entries beyond ±3.4e38); {hint}")
         raise ValueError(f"{what} overflowed float64 (entries beyond ±1.8e308); {hint}")
     return values

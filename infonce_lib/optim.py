@@ -26,6 +26,9 @@ from ._validation import as_positive_scalar, as_real_array, as_real_scalar, chec
 
 __all__ = ["Adam"]
 
+#: Elements per block of an update (512 KB of float64 per array).
+_BLOCK = 1 << 16
+
 
 class Adam:
     r"""Adam on a list of parameter arrays, updated in place.
@@ -33,9 +36,13 @@ class Adam:
     Parameters
     ----------
     params : list of numpy.ndarray
-        Float64 arrays (e.g. a critic's ``params``); :meth:`step` modifies them in place,
-        element by element (a ``numpy.matrix`` too; a masked array is refused, since the
-        update would ignore its mask).
+        Float64 or float32 arrays (e.g. a critic's ``flat``); :meth:`step` modifies them in
+        place, element by element (a ``numpy.matrix`` too; a masked array is refused, since
+        the update would ignore its mask). The moment estimates are kept in each
+        parameter's dtype, and its gradients are used in that dtype: float32 parameters
+        train in float32, as in a deep learning library (where the second moment of a
+        gradient beyond about 1e19 overflows to inf and, as beyond 1e154 in float64, stops
+        that parameter's updates).
     lr : float, default 1e-3
         The step size :math:`\eta > 0`.
     betas : (float, float), default (0.9, 0.999)
@@ -46,8 +53,8 @@ class Adam:
     Raises
     ------
     TypeError, ValueError
-        If a parameter is not a float64 array (or is a masked array), or a hyperparameter
-        is out of range.
+        If a parameter is not a float64 or float32 array (or is a masked array), or a
+        hyperparameter is out of range.
 
     Examples
     --------
@@ -63,11 +70,14 @@ class Adam:
 
     def __init__(self, params, *, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
         if not isinstance(params, list | tuple) or not params:
-            raise TypeError("params must be a non-empty list of float64 arrays")
+            raise TypeError("params must be a non-empty list of float64 or float32 arrays")
         for i, p in enumerate(params):
             check_array_type(p, f"params[{i}]")  # a masked array: refused, its mask ignored
-            if not isinstance(p, np.ndarray) or p.dtype != np.float64:
-                raise TypeError(f"params[{i}] must be a float64 numpy array (updated in place)")
+            if not isinstance(p, np.ndarray) or p.dtype not in (np.float64, np.float32):
+                raise TypeError(
+                    f"params[{i}] must be a float64 or float32 numpy array (updated in place); "
+                    f"got {getattr(p, 'dtype', type(p).__name__)}"
+                )
         self.params = list(params)
         self.lr = as_positive_scalar(lr, "lr")
         if not isinstance(betas, list | tuple) or len(betas) != 2:
@@ -90,7 +100,7 @@ class Adam:
         Parameters
         ----------
         grads : list of array_like
-            One gradient per parameter, same shapes, finite.
+            One gradient per parameter, same shapes, finite; used in the parameter's dtype.
 
         Raises
         ------
@@ -106,17 +116,46 @@ class Adam:
         eps = self.eps * math.sqrt(c2)
         state = zip(self.params, grads, self._m, self._v, self._scratch, strict=True)
         for i, (p, g, m, v, (a, c)) in enumerate(state):
-            g = as_real_array(g, f"grads[{i}]", ndim=p.ndim)
-            if g.shape != p.shape:
-                raise ValueError(f"grads[{i}] must have shape {p.shape}; got {g.shape}")
+            g = self._gradient(g, p, f"grads[{i}]")
             # The same operations, in the same order, as m = b1 m + (1 - b1) g,
-            # v = b2 v + (1 - b2) g g and p -= step m / (sqrt(v) + eps), in two scratch arrays.
-            with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
-                m *= self.beta1
-                m += np.multiply(1.0 - self.beta1, g, out=a)
-                v *= self.beta2
-                np.multiply(1.0 - self.beta2, g, out=a)
-                v += np.multiply(a, g, out=a)
-                np.sqrt(v, out=a)
-                a += eps
-                p -= np.divide(np.multiply(step, m, out=c), a, out=a)
+            # v = b2 v + (1 - b2) g g and p -= step m / (sqrt(v) + eps), in two scratch
+            # arrays; a large contiguous parameter block by block, so that each block's
+            # arrays stay in the processor's cache across the nine operations (they are
+            # elementwise: the result is the same).
+            arrays = (p, g, m, v, a, c)
+            if p.size <= _BLOCK or not all(
+                type(x) is np.ndarray and x.flags.c_contiguous for x in arrays
+            ):
+                self._update(*arrays, step, eps)
+                continue
+            for s in range(0, p.size, _BLOCK):
+                self._update(*(x.reshape(-1)[s : s + _BLOCK] for x in arrays), step, eps)
+
+    def _update(self, p, g, m, v, a, c, step: float, eps: float) -> None:
+        with np.errstate(over="ignore"):  # v = inf (g near 1e154+) only stops the step
+            m *= self.beta1
+            m += np.multiply(1.0 - self.beta1, g, out=a)
+            v *= self.beta2
+            np.multiply(1.0 - self.beta2, g, out=a)
+            v += np.multiply(a, g, out=a)
+            np.sqrt(v, out=a)
+            a += eps
+            p -= np.divide(np.multiply(step, m, out=c), a, out=a)
+
+    @staticmethod
+    def _gradient(g, p: np.ndarray, name: str) -> np.ndarray:
+        """``g`` checked (finite, the shape of ``p``) and in the dtype of ``p``."""
+        if type(g) is not np.ndarray or g.dtype != p.dtype:  # else: already the right kind
+            g = as_real_array(g, name, ndim=p.ndim)
+            big = np.finfo(p.dtype).max
+            if p.dtype != g.dtype and np.abs(g).max() > big:
+                raise ValueError(
+                    f"{name} must fit the {p.dtype} of its parameter (|g| <= {big:.1e}); got "
+                    f"entries up to {np.abs(g).max():.1e}"
+                )
+            g = g.astype(p.dtype, copy=False)
+        elif not np.isfinite(g).all():
+            raise ValueError(f"{name} must be finite; got NaN or infinite entries")
+        if g.shape != p.shape:
+            raise ValueError(f"{name} must have shape {p.shape}; got {g.shape}")
+        return g

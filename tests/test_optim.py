@@ -50,8 +50,10 @@ def test_updates_in_place_and_independently():
 def test_validation():
     with pytest.raises(TypeError, match="params"):
         Adam([])
+    with pytest.raises(TypeError, match="float16"):
+        Adam([np.zeros(2, dtype=np.float16)])
     with pytest.raises(TypeError, match="params"):
-        Adam([np.zeros(2, dtype=np.float32)])
+        Adam([np.zeros(2, dtype=int)])
     with pytest.raises(ValueError, match="lr"):
         Adam([np.zeros(2)], lr=-1.0)
     with pytest.raises(ValueError, match="betas"):
@@ -78,3 +80,54 @@ def test_masked_parameters_are_refused_and_a_matrix_is_updated_elementwise():
         for _ in range(3):
             opt.step([g])
     np.testing.assert_array_equal(np.asarray(M), A)
+
+
+def test_float32_parameters_train_in_float32_like_float64():
+    rng = np.random.default_rng(3)
+    grads = rng.normal(size=(20, 6))
+    p64, p32 = np.zeros(6), np.zeros(6, dtype=np.float32)
+    o64, o32 = Adam([p64], lr=0.01), Adam([p32], lr=0.01)
+    for g in grads:
+        o64.step([g])  # float64 gradients are cast to the float32 parameter
+        o32.step([g.astype(np.float32)])
+    assert p32.dtype == np.float32 and o32._m[0].dtype == o32._v[0].dtype == np.float32
+    np.testing.assert_allclose(p32, p64, rtol=1e-5)
+    # and a float64 gradient on a float32 parameter gives the same step as its float32 copy
+    q = np.zeros(6, dtype=np.float32)
+    Adam([q], lr=0.01).step([grads[0]])
+    r = np.zeros(6, dtype=np.float32)
+    Adam([r], lr=0.01).step([grads[0].astype(np.float32)])
+    np.testing.assert_array_equal(q, r)
+
+
+def test_float32_gradients_are_checked():
+    opt = Adam([np.zeros(2, dtype=np.float32)])
+    with pytest.raises(ValueError, match="finite"):
+        opt.step([np.array([np.inf, 0.0], dtype=np.float32)])
+    with pytest.raises(ValueError, match="float32"):  # finite in float64, not in float32
+        opt.step([np.array([1e39, 0.0])])
+    with pytest.raises(ValueError, match="shape"):
+        opt.step([np.zeros(3, dtype=np.float32)])
+
+
+def test_a_large_parameter_is_updated_as_a_whole_would_be():
+    # Arrays above the block size are updated block by block: the same numbers, and a
+    # non-contiguous parameter is still updated in place.
+    from infonce_lib import optim
+
+    rng = np.random.default_rng(5)
+    n = 2 * optim._BLOCK + 123
+    grads = rng.normal(size=(3, n))
+    big = np.zeros(n)
+    opt = Adam([big], lr=0.01)
+    expected, m, v = np.zeros(n), np.zeros(n), np.zeros(n)
+    for t, g in enumerate(grads, start=1):
+        opt.step([g])
+        m = 0.9 * m + (1 - 0.9) * g
+        v = 0.999 * v + (1 - 0.999) * g * g
+        step = 0.01 * math.sqrt(1 - 0.999**t) / (1 - 0.9**t)
+        expected -= step * m / (np.sqrt(v) + 1e-8 * math.sqrt(1 - 0.999**t))
+    np.testing.assert_array_equal(big, expected)
+    strided = np.zeros((2, n))[:, ::2]  # not contiguous
+    Adam([strided], lr=0.01).step([np.ones(strided.shape)])
+    np.testing.assert_allclose(strided, -0.01)

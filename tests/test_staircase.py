@@ -67,18 +67,19 @@ def test_stacked_gradients_match_finite_differences(kind):
 
 
 @pytest.mark.parametrize("kind", ["joint", "separable"])
-def test_float32_passes_agree_with_float64_and_return_float64(kind):
+def test_float32_critics_agree_with_float64_and_return_float64_scores(kind):
     X, Y = _xy(K=8, d=4)
     make = il.JointCritic if kind == "joint" else il.SeparableCritic
     c64 = make(4, 4, hidden=16, copies=2, seed=7)
     c32 = make(4, 4, hidden=16, copies=2, dtype="float32", seed=7)
     F64, k64 = c64.forward(X, Y)
     F32, k32 = c32.forward(X, Y)
-    assert F32.dtype == np.float64 and c32.flat.dtype == np.float64
+    assert F32.dtype == np.float64 and c32.flat.dtype == np.float32
+    assert all(p.dtype == np.float32 and np.shares_memory(p, c32.flat) for p in c32.params)
     np.testing.assert_allclose(F32, F64, rtol=1e-4, atol=1e-5)
     dF = np.ones_like(F64)
     for a, b in zip(c64.backward(k64, dF), c32.backward(k32, dF), strict=True):
-        assert b.dtype == np.float64
+        assert a.dtype == np.float64 and b.dtype == np.float32  # the parameters' dtype
         np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-4)
 
 

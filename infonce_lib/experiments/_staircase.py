@@ -155,14 +155,15 @@ def _glorot(params: list[np.ndarray], rng) -> None:
 
 
 class _Baseline:
-    """A stack of MLPs log a(y) (one per column; unused for the others)."""
+    """A stack of MLPs log a(y) (one per column; unused for the others), its parameters
+    in the critic's dtype."""
 
     def __init__(self, setup: Setup, copies: int, rng):
         sizes = [setup.dim, *[setup.baseline_hidden] * setup.baseline_layers, 1]
         stacks = [mlp_init(sizes, rng) for _ in range(copies)]
         params = [np.stack(ps) for ps in zip(*stacks, strict=True)]
         params = [p if i % 2 == 0 else p[:, None, :] for i, p in enumerate(params)]
-        self.flat = np.concatenate([p.ravel() for p in params])
+        self.flat = np.concatenate([p.ravel() for p in params]).astype(setup.dtype)
         self.params, start = [], 0
         for p in params:
             self.params.append(self.flat[start : start + p.size].reshape(p.shape))
@@ -181,15 +182,14 @@ class _Baseline:
             self.params.append(self.flat[start : start + n].reshape(shape))
             start += n
 
-    def forward(self, Y, dtype):
-        P = [p.astype(dtype) for p in self.params]
-        out, cache = _forward(P, Y.astype(dtype))
-        return out[..., 0].astype(np.float64), (P, cache)
+    def forward(self, Y):
+        out, cache = _forward(self.params, Y.astype(self.flat.dtype))
+        return out[..., 0].astype(np.float64), cache
 
-    def backward(self, cache, d_b, dtype):
-        P, inner = cache
-        grads, _ = _backward(P, inner, d_b[..., None].astype(dtype), need_input=False)
-        return np.concatenate([g.astype(np.float64).ravel() for g in grads])
+    def backward(self, cache, d_b):
+        grads, _ = _backward(self.params, cache, d_b[..., None].astype(self.flat.dtype),
+                             need_input=False)  # fmt: skip
+        return np.concatenate([g.ravel() for g in grads])
 
 
 def _make_critic(setup: Setup, copies: int, rng):
@@ -261,7 +261,7 @@ class Run:
             F = np.swapaxes(F, -1, -2)
         log_b, b_cache = None, None
         if self.baseline is not None:
-            log_b, b_cache = self.baseline.forward(Y, self.critic.dtype)
+            log_b, b_cache = self.baseline.forward(Y)
         values, dF = self._columns(F, log_b)
         self.trace[:, t] = values
         bad = ~np.isfinite(dF).all(axis=(1, 2))
@@ -276,7 +276,7 @@ class Run:
             grads.append(-np.concatenate([g.ravel() for g in self.critic.backward(cache, dF)]))
             if self.baseline is not None:
                 mask = np.array([c.learned_baseline for c in self.trainers], dtype=float)[:, None]
-                grads.append(-self.baseline.backward(b_cache, d_b * mask, self.critic.dtype))
+                grads.append(-self.baseline.backward(b_cache, d_b * mask))
         if all(np.isfinite(g).all() for g in grads):
             self.optimiser.step(grads)
 
