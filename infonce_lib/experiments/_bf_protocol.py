@@ -191,7 +191,8 @@ def deviations(p: Protocol) -> list[str]:
             f"{p.level_steps[1]} Adam steps per level, {p.level_steps[0]} at the first "
             "(4,000 per level)",
             "He-normal initial weights, output layer x 0.3, Adam eps 1e-8 (Keras: Glorot-"
-            "uniform, eps 1e-7); float32 passes, estimates in float64 (TensorFlow: float32)",
+            "uniform, eps 1e-7); float32 weights, passes and Adam, estimates in float64 "
+            "(TensorFlow: float32 throughout)",
             f"estimators {names} (the Colab: NWJ, TUBA, InfoNCE, JS, I_alpha at alpha "
             "= 0.01, 0.5, 0.99, and TNCE)",
         ]
