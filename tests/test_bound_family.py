@@ -219,6 +219,21 @@ def test_optimal_critic_estimates_validation():
         optimal_critic_estimates(1.0, seed=None)
     with pytest.raises(ValueError, match="alpha"):
         optimal_critic_estimates(1.0, alpha=2.0, seed=0)
+    for bad, err in (("nwj", TypeError), ((), ValueError), (["nwj", "mine"], ValueError)):
+        with pytest.raises(err, match="estimators"):
+            optimal_critic_estimates(1.0, seed=0, estimators=bad)
+
+
+@pytest.mark.parametrize(
+    "subset", [("nwj",), ("alpha",), ("infonce",), ("js", "dv"), ("alpha", "infonce")]
+)
+def test_optimal_critic_estimates_subset_is_the_full_calls(subset):
+    kw = dict(dim=5, batch_size=16, n_batches=20, alpha=0.3, seed=9)
+    full = optimal_critic_estimates(4.0, **kw)
+    part = optimal_critic_estimates(4.0, **kw, estimators=list(subset))
+    assert list(part) == [k for k in full if k in subset]  # in the order of ESTIMATORS
+    for k in subset:
+        np.testing.assert_array_equal(part[k], full[k])
 
 
 # ---------------------------------------------------------------- gradients
