@@ -189,7 +189,7 @@ class _Baseline:
     def backward(self, cache, d_b):
         grads, _ = _backward(self.params, cache, d_b[..., None].astype(self.flat.dtype),
                              need_input=False)  # fmt: skip
-        return np.concatenate([g.ravel() for g in grads])
+        return grads
 
 
 def _make_critic(setup: Setup, copies: int, rng):
@@ -273,10 +273,30 @@ class Run:
         if s.transpose_joint and s.kind == "joint":
             dF = np.swapaxes(dF, -1, -2)
         with np.errstate(over="ignore", invalid="ignore"):
-            grads.append(-np.concatenate([g.ravel() for g in self.critic.backward(cache, dF)]))
+            try:
+                parts = self.critic.backward(cache, dF)
+            except ValueError:  # a gradient overflowed the critic's dtype: no update at all
+                self.skipped += 1
+                return
             if self.baseline is not None:
                 mask = np.array([c.learned_baseline for c in self.trainers], dtype=float)[:, None]
-                grads.append(-self.baseline.backward(b_cache, d_b * mask))
+                parts += self.baseline.backward(b_cache, d_b * mask)
+        # A copy whose gradient would overflow Adam's second moment (g^2 beyond the dtype's
+        # range) skips this update, as a non-finite one does; else its moments would stay inf
+        # and freeze its parameters for good.
+        limit = math.sqrt(np.finfo(self.critic.flat.dtype).max) / 10
+        n = len(self.trainers)
+        over = np.zeros(n, dtype=bool)
+        for g in parts:
+            over |= ~(np.abs(g.reshape(n, -1)).max(axis=1) <= limit)
+        if over.any():
+            for g in parts:
+                g[over] = 0.0
+            self.skipped += (over & ~bad)[self.copy_of]
+        n_critic = len(self.critic.params)
+        grads.append(-np.concatenate([g.ravel() for g in parts[:n_critic]]))
+        if self.baseline is not None:
+            grads.append(-np.concatenate([g.ravel() for g in parts[n_critic:]]))
         if all(np.isfinite(g).all() for g in grads):
             self.optimiser.step(grads)
 
@@ -313,8 +333,12 @@ def train(setup: Setup, data_seed, critic_seed, checkpoint: Path | None = None) 
     if checkpoint is not None and checkpoint.exists():
         with checkpoint.open("rb") as fh:
             run = pickle.load(fh)
-        if run.setup != setup or not hasattr(run, "copy_of"):  # another protocol, or a
-            # checkpoint from before critics were shared between columns
+        if (
+            run.setup != setup
+            or not hasattr(run, "copy_of")
+            or run.critic.flat.dtype != np.dtype(setup.dtype)
+        ):  # another protocol, or a checkpoint from before critics were shared between
+            # columns or before float32 critics kept float32 weights
             raise ValueError(f"checkpoint {checkpoint} holds another protocol; remove it")
     if run is None:
         run = Run(setup, data_seed, critic_seed)
