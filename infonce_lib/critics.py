@@ -109,8 +109,8 @@ def _forward(params, X):
         for layer in range(n_layers):
             W, b = params[2 * layer], params[2 * layer + 1]
             inputs.append(h)
-            h = _matmul(h, W)
-            h += b
+            z = _matmul(h, W)
+            h = z.__iadd__(b) if np.broadcast_shapes(z.shape, b.shape) == z.shape else z + b
             if layer < n_layers - 1:
                 np.maximum(h, 0.0, out=h)
     return h, inputs

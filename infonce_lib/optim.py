@@ -122,7 +122,8 @@ class Adam:
             # arrays; a large contiguous parameter block by block, so that each block's
             # arrays stay in the processor's cache across the nine operations (they are
             # elementwise: the result is the same).
-            arrays = (p, g, m, v, a, c)
+            # (plain ndarray views: a numpy.matrix would multiply in place through np.dot)
+            arrays = tuple(np.asarray(x) for x in (p, g, m, v, a, c))
             if p.size <= _BLOCK or not all(
                 type(x) is np.ndarray and x.flags.c_contiguous for x in arrays
             ):
