@@ -10,10 +10,10 @@ the joint (concat) critic of Poole et al.'s Colab, 2 hidden layers of 256 (scori
 K^2 = 4,096 pairs), and for the separable critic, two MLPs of 2 hidden layers of 256 and an
 embedding of 32. Ours is :class:`infonce_lib.JointCritic` / :class:`infonce_lib.SeparableCritic`
 with :class:`infonce_lib.Adam`, in float32 (``dtype="float32"``: float32 weights, passes
-and Adam; scores returned in float64) and in float64; the peer is the same network and optimiser in PyTorch
-(``torch.nn.Linear`` layers, ``torch.optim.Adam``, autograd) on CPU with one thread, in the
-same dtype. Medians over interleaved rounds (see ``common.median_times``). PyTorch is
-optional: without it the peer columns are empty.
+and Adam; scores returned in float64) and in float64; the peer is the same network and
+optimiser in PyTorch (``torch.nn.Linear`` layers, ``torch.optim.Adam``, autograd) on CPU
+with one thread, in the same dtype. Medians over interleaved rounds (see
+``common.median_times``). PyTorch is optional: without it the peer columns are empty.
 """
 
 from __future__ import annotations
