@@ -279,3 +279,13 @@ def finite_or_raise(
             raise ValueError(f"{what} overflowed float32 (entries beyond ±3.4e38); {hint}")
         raise ValueError(f"{what} overflowed float64 (entries beyond ±1.8e308); {hint}")
     return values
+
+
+def as_name_subset(values, name: str, allowed: tuple[str, ...]) -> set[str]:
+    """``values`` (a list or tuple of names, non-empty, each in ``allowed``) as a set, or a
+    ``TypeError``/``ValueError`` naming ``name``."""
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise TypeError(f"{name} must be a list or tuple of names from {allowed}; got {values!r}")
+    if not values or any(v not in allowed for v in values):
+        raise ValueError(f"{name} must be a non-empty subset of {allowed}; got {tuple(values)!r}")
+    return set(values)

@@ -40,6 +40,7 @@ import numpy as np
 from ._validation import (
     as_generator,
     as_int,
+    as_name_subset,
     as_positive_scalar,
     as_real_scalar,
     finite_or_raise,
@@ -767,7 +768,7 @@ def optimal_critic_estimates(
     K = as_int(batch_size, "batch_size", minimum=3)
     n = as_int(n_batches, "n_batches", minimum=2)
     a = _check_alpha(alpha)
-    want = _check_estimator_names(estimators)
+    want = as_name_subset(estimators, "estimators", ESTIMATORS)
     rng = as_generator(seed)
     rho = correlated_gaussian_rho(info, d)
     X, Y = sample_correlated_gaussian(n * K, rho, d, rng)
@@ -790,17 +791,3 @@ def optimal_critic_estimates(
         row_lse = loo[2][..., 0] + np.log(loo[1].sum(axis=-1))  # log sum_j r_ij = m + log S
         out["infonce"] = math.log(K) + (_diag(R) - row_lse).mean(axis=-1)  # as infonce_bound
     return {k: out[k] for k in ESTIMATORS if k in want}
-
-
-def _check_estimator_names(estimators) -> set[str]:
-    """The requested names as a set, or a ``TypeError``/``ValueError`` naming ``estimators``."""
-    if isinstance(estimators, str) or not isinstance(estimators, list | tuple):
-        raise TypeError(
-            f"estimators must be a list or tuple of names from {ESTIMATORS}; got {estimators!r}"
-        )
-    unknown = [e for e in estimators if e not in ESTIMATORS]
-    if unknown or not estimators:
-        raise ValueError(
-            f"estimators must be a non-empty subset of {ESTIMATORS}; got {tuple(estimators)!r}"
-        )
-    return set(estimators)
