@@ -267,7 +267,8 @@ def check_same_shape(a: np.ndarray, a_name: str, b: np.ndarray, b_name: str) -> 
 def finite_or_raise(
     values, what: str, hint: str = "rescale the inputs or use a larger temperature"
 ) -> np.ndarray:
-    """Raise ``ValueError`` if an intermediate result overflowed float64.
+    """Raise ``ValueError`` if an intermediate result overflowed its dtype (float64, or
+    float32 for a float32 array).
 
     Used after products such as ``Z1 @ Z2.T / temperature`` whose inputs were finite but
     whose result may not be representable (computed under ``numpy.errstate`` so that the

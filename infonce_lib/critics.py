@@ -109,8 +109,8 @@ def _forward(params, X):
         for layer in range(n_layers):
             W, b = params[2 * layer], params[2 * layer + 1]
             inputs.append(h)
-            z = _matmul(h, W)
-            h = z.__iadd__(b) if np.broadcast_shapes(z.shape, b.shape) == z.shape else z + b
+            h = _matmul(h, W)
+            h = np.add(h, b, out=h) if h.ndim >= b.ndim else h + b  # in place if it can
             if layer < n_layers - 1:
                 np.maximum(h, 0.0, out=h)
     return h, inputs
@@ -140,6 +140,18 @@ def _backward(params, inputs, d_out, *, need_input: bool = True):
         if layer > 0:
             d *= h_in > 0.0  # h_in is the ReLU output of the layer below
     return grads, d
+
+
+def _check_d_scores(d_scores, ndim: int, dtype) -> np.ndarray:
+    """``d_scores`` as a finite float64 array that fits ``dtype``, or an error naming it."""
+    dF = as_real_array(d_scores, "d_scores", ndim=ndim)
+    big = float(np.finfo(dtype).max)
+    if np.abs(dF).max() > big:
+        raise ValueError(
+            f"d_scores must fit the critic's dtype {np.dtype(dtype).name} (|entries| <= "
+            f"{big:.4g}); got entries up to {np.abs(dF).max():.4g}"
+        )
+    return dF
 
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
@@ -187,7 +199,8 @@ class _PicklesViews:
 
 
 def flatten_grads(grads) -> np.ndarray:
-    """The gradients of :meth:`SeparableCritic.backward` (or a joint critic's) as one vector.
+    """The gradients of :meth:`SeparableCritic.backward` (or a joint critic's) as one float64
+    vector (an optimiser casts it back to a float32 critic's dtype exactly).
 
     In the order of the critic's ``flat`` buffer, so that one optimiser step on ``flat``
     updates every parameter.
@@ -440,25 +453,36 @@ class SeparableCritic(_PicklesViews):
         G, cg = _forward(P[: self._n_g], A)
         H, ch = _forward(P[self._n_g :], B)
         with np.errstate(over="ignore", invalid="ignore"):
-            F = (H @ np.swapaxes(G, -1, -2)).astype(np.float64, copy=False)
-        return finite_or_raise(F, "the critic's scores of X and Y", _HINT), (G, H, cg, ch, P)
+            F = finite_or_raise(H @ np.swapaxes(G, -1, -2), "the critic's scores of X and Y", _HINT)
+        return F.astype(np.float64, copy=False), (G, H, cg, ch, P)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
         r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``).
 
         With ``copies``, ``d_scores[c]`` is the gradient of copy ``c``'s own objective.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One gradient per entry of ``params``, in the critic's ``dtype``.
         """
-        G, H, cg, ch, P = cache
+        G = cache[0]
         want = 2 if self.copies is None else 3
-        dF = as_real_array(d_scores, "d_scores", ndim=want)
+        dF = _check_d_scores(d_scores, want, self.dtype)
         if dF.shape[:-2] != G.shape[:-2] or dF.shape[-1] != G.shape[-2]:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
-        dF = dF.astype(self.dtype, copy=False)
+        grads = self._unchecked_backward(cache, dF)
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
+
+    def _unchecked_backward(self, cache, dF) -> list[np.ndarray]:
+        """:meth:`backward` without its checks (a trainer checks each copy's gradients)."""
+        G, H, cg, ch, P = cache
         with np.errstate(over="ignore", invalid="ignore"):
+            dF = dF.astype(self.dtype, copy=False)
             dG, dH = np.swapaxes(dF, -1, -2) @ H, dF @ G
             gg, _ = _backward(P[: self._n_g], cg, dG, need_input=False)
             gh, _ = _backward(P[self._n_g :], ch, dH, need_input=False)
-        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in gg + gh]
+        return gg + gh
 
 
 class JointCritic(_PicklesViews):
@@ -554,20 +578,31 @@ class JointCritic(_PicklesViews):
             ]
             F = np.stack([f for f, _ in parts])
             cache = [c for _, c in parts]
-        F = finite_or_raise(
-            F.astype(np.float64, copy=False), "the critic's scores of X and Y", _HINT
-        )
-        return F, (A, B, cache, P)
+        F = finite_or_raise(F, "the critic's scores of X and Y", _HINT)
+        return F.astype(np.float64, copy=False), (A, B, cache, P)
 
     def backward(self, cache, d_scores) -> list[np.ndarray]:
-        r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``)."""
-        A, B, inner, P = cache
+        r"""Parameter gradients from :math:`\partial J / \partial F` (the shape of ``F``).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One gradient per entry of ``params``, in the critic's ``dtype``.
+        """
+        A = cache[0]
         K = len(A)
         want = (K, K) if self.copies is None else (self.copies, K, K)
-        dF = as_real_array(d_scores, "d_scores", ndim=len(want))
+        dF = _check_d_scores(d_scores, len(want), self.dtype)
         if dF.shape != want:
             raise ValueError(f"d_scores must have the shape of the scores; got {dF.shape}")
-        dF = dF.astype(self.dtype, copy=False)
+        grads = self._unchecked_backward(cache, dF)
+        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
+
+    def _unchecked_backward(self, cache, dF) -> list[np.ndarray]:
+        """:meth:`backward` without its checks (a trainer checks each copy's gradients)."""
+        A, B, inner, P = cache
+        with np.errstate(over="ignore", invalid="ignore"):
+            dF = dF.astype(self.dtype, copy=False)
         if self.copies is None:
             grads = _joint_backward(P, A, B, inner, dF, self.x_dim)
         else:
@@ -578,7 +613,7 @@ class JointCritic(_PicklesViews):
             grads = [
                 np.stack(g).reshape(p.shape) for g, p in zip(zip(*per, strict=True), P, strict=True)
             ]
-        return [finite_or_raise(g, "a parameter gradient (from d_scores)", _HINT) for g in grads]
+        return grads
 
 
 def _joint_forward(P, A, B, dx, out=None):

@@ -105,7 +105,8 @@ class Adam:
         Raises
         ------
         TypeError, ValueError
-            If the gradients do not match the parameters or are not finite.
+            If the gradients do not match the parameters, are not finite, or do not fit a
+            float32 parameter's range.
         """
         if not isinstance(grads, list | tuple) or len(grads) != len(self.params):
             raise TypeError(f"grads must be a list of {len(self.params)} arrays, one per parameter")
@@ -145,18 +146,17 @@ class Adam:
 
     @staticmethod
     def _gradient(g, p: np.ndarray, name: str) -> np.ndarray:
-        """``g`` checked (finite, the shape of ``p``) and in the dtype of ``p``."""
-        if type(g) is not np.ndarray or g.dtype != p.dtype:  # else: already the right kind
+        """``g`` checked (finite, non-empty, the shape of ``p``) and in the dtype of ``p``."""
+        ready = type(g) is np.ndarray and g.dtype == p.dtype and g.size and np.isfinite(g).all()
+        if not ready:  # the general check (its errors name NaN, inf and empty arrays)
             g = as_real_array(g, name, ndim=p.ndim)
-            big = np.finfo(p.dtype).max
-            if p.dtype != g.dtype and np.abs(g).max() > big:
+            top, big = float(np.abs(g).max()), float(np.finfo(p.dtype).max)
+            if top > big:
                 raise ValueError(
-                    f"{name} must fit the {p.dtype} of its parameter (|g| <= {big:.1e}); got "
-                    f"entries up to {np.abs(g).max():.1e}"
+                    f"{name} must fit the {p.dtype} of its parameter (|g| <= {big:.9g}); got "
+                    f"entries up to {top:.9g}"
                 )
             g = g.astype(p.dtype, copy=False)
-        elif not np.isfinite(g).all():
-            raise ValueError(f"{name} must be finite; got NaN or infinite entries")
         if g.shape != p.shape:
             raise ValueError(f"{name} must have shape {p.shape}; got {g.shape}")
         return g

@@ -131,3 +131,19 @@ def test_a_large_parameter_is_updated_as_a_whole_would_be():
     strided = np.zeros((2, n))[:, ::2]  # not contiguous
     Adam([strided], lr=0.01).step([np.ones(strided.shape)])
     np.testing.assert_allclose(strided, -0.01)
+
+
+def test_gradient_errors_read_the_same_on_every_path():
+    opt = Adam([np.zeros(2, dtype=np.float32)])
+    msgs = []
+    for g in (np.array([np.nan, 0.0], dtype=np.float32), np.array([np.nan, 0.0]), [np.nan, 0.0]):
+        with pytest.raises(ValueError, match="NaN") as err:
+            opt.step([g])
+        msgs.append(str(err.value))
+    assert len(set(msgs)) == 1, msgs
+    for g in (np.zeros(0, dtype=np.float32), np.zeros(0)):  # empty: refused on both paths
+        with pytest.raises(ValueError, match="empty"):
+            Adam([np.zeros(0, dtype=np.float32)]).step([g])
+    with pytest.raises(ValueError, match="float32") as err:
+        opt.step([np.array([3.4028236e38, 0.0])])  # just above float32's largest
+    assert "<= 3.40282347e+38); got entries up to 3.4028236e+38" in str(err.value)

@@ -13,7 +13,7 @@ import pytest
 import infonce_lib as il
 from infonce_lib import cli
 from infonce_lib.experiments import bound_family as bf
-from infonce_lib.experiments._staircase import cubic_map, poole_columns, train
+from infonce_lib.experiments._staircase import Run, cubic_map, poole_columns, train
 
 # ------------------------------------------------------------------ critics
 
@@ -81,6 +81,18 @@ def test_float32_critics_agree_with_float64_and_return_float64_scores(kind):
     for a, b in zip(c64.backward(k64, dF), c32.backward(k32, dF), strict=True):
         assert a.dtype == np.float64 and b.dtype == np.float32  # the parameters' dtype
         np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["joint", "separable"])
+def test_float32_overflow_is_named(kind):
+    make = il.JointCritic if kind == "joint" else il.SeparableCritic
+    critic = make(3, 3, hidden=4, dtype="float32", seed=0)
+    F, cache = critic.forward(*_xy(K=4))
+    with pytest.raises(ValueError, match=r"d_scores must fit .*float32"):
+        critic.backward(cache, np.full(F.shape, 1e39))  # finite in float64 only
+    critic.flat[...] = 1e15  # scores beyond float32's range
+    with pytest.raises(ValueError, match=r"scores.*overflowed float32"):
+        critic.forward(*_xy(K=4))
 
 
 def test_critic_dtype_is_validated():
@@ -286,3 +298,27 @@ def test_cpu_time_without_getrusage(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "resource", types.ModuleType("resource"))
     assert _bf_protocol._cpu() >= 0.0
+
+
+def test_a_copy_whose_gradient_would_overflow_skips_its_update(monkeypatch):
+    # One copy's float32 gradient is finite but its square is not: that copy alone skips
+    # the update (counted for its columns), Adam's moments stay finite, the others train.
+    setup = bf.Protocol(protocol="chapter", critic="separable", seed=0).setup("separable")
+    run = Run(setup, 1, 2)
+    real = run.critic._unchecked_backward
+
+    def huge_first_copy(cache, dF):
+        grads = real(cache, dF)
+        grads[0][0] = 1e20  # the first weight matrix of copy 0
+        return grads
+
+    monkeypatch.setattr(run.critic, "_unchecked_backward", huge_first_copy)
+    before = run.critic.flat.copy()
+    run.step(0, 2.0)
+    hit = run.copy_of == 0
+    assert np.all(run.skipped[hit] == 1) and np.all(run.skipped[~hit] == 0)
+    assert all(np.isfinite(v).all() for v in run.optimiser._v)
+    W = run.critic.params[0]  # (copies, x_dim, hidden): copy 0 kept its first step
+    W_before = before[: W.size].reshape(W.shape)
+    moved = [not np.array_equal(W[c], W_before[c]) for c in range(len(run.trainers))]
+    assert moved[0] is False and all(moved[1:])

@@ -17,7 +17,15 @@ import numpy as np
 
 from ..bound_family import _GRADS
 from ..bounds import nwj_bound
-from ..critics import JointCritic, SeparableCritic, _backward, _forward, mlp_init
+from ..critics import (
+    JointCritic,
+    SeparableCritic,
+    _backward,
+    _flat_views,
+    _forward,
+    _views_of,
+    mlp_init,
+)
 from ..dv_variants import MineGradient, smile_bound
 from ..limits import correlated_gaussian_rho
 from ..optim import Adam
@@ -163,11 +171,7 @@ class _Baseline:
         stacks = [mlp_init(sizes, rng) for _ in range(copies)]
         params = [np.stack(ps) for ps in zip(*stacks, strict=True)]
         params = [p if i % 2 == 0 else p[:, None, :] for i, p in enumerate(params)]
-        self.flat = np.concatenate([p.ravel() for p in params]).astype(setup.dtype)
-        self.params, start = [], 0
-        for p in params:
-            self.params.append(self.flat[start : start + p.size].reshape(p.shape))
-            start += p.size
+        self.flat, self.params = _flat_views(params, setup.dtype)
         if setup.glorot:
             _glorot(self.params, rng)
 
@@ -176,11 +180,7 @@ class _Baseline:
 
     def __setstate__(self, state):
         self.flat = state["flat"]
-        self.params, start = [], 0
-        for shape in state["shapes"]:
-            n = math.prod(shape)
-            self.params.append(self.flat[start : start + n].reshape(shape))
-            start += n
+        self.params = _views_of(self.flat, state["shapes"])
 
     def forward(self, Y):
         out, cache = _forward(self.params, Y.astype(self.flat.dtype))
@@ -268,37 +268,31 @@ class Run:
         if bad.any():
             dF[bad] = 0.0
             self.skipped += bad[self.copy_of]
-        grads = []
         d_b = -dF.sum(axis=-1)  # ascent on log a(y_i): every bound depends on F_ij - log a(y_i)
         if s.transpose_joint and s.kind == "joint":
             dF = np.swapaxes(dF, -1, -2)
         with np.errstate(over="ignore", invalid="ignore"):
-            try:
-                parts = self.critic.backward(cache, dF)
-            except ValueError:  # a gradient overflowed the critic's dtype: no update at all
-                self.skipped += 1
-                return
+            parts = self.critic._unchecked_backward(cache, dF)
             if self.baseline is not None:
                 mask = np.array([c.learned_baseline for c in self.trainers], dtype=float)[:, None]
                 parts += self.baseline.backward(b_cache, d_b * mask)
-        # A copy whose gradient would overflow Adam's second moment (g^2 beyond the dtype's
-        # range) skips this update, as a non-finite one does; else its moments would stay inf
-        # and freeze its parameters for good.
+        # A copy whose gradient is not finite, or would overflow Adam's second moment (g^2
+        # beyond the dtype's range), skips this update as a copy with non-finite scores does;
+        # else its moments would stay inf and freeze its parameters for good.
         limit = math.sqrt(np.finfo(self.critic.flat.dtype).max) / 10
         n = len(self.trainers)
         over = np.zeros(n, dtype=bool)
-        for g in parts:
-            over |= ~(np.abs(g.reshape(n, -1)).max(axis=1) <= limit)
-        if over.any():
+        with np.errstate(invalid="ignore"):
             for g in parts:
-                g[over] = 0.0
-            self.skipped += (over & ~bad)[self.copy_of]
+                over |= ~(np.abs(g.reshape(n, -1)).max(axis=1) <= limit)
+        for g in parts:
+            g[over] = 0.0
+        self.skipped += (over & ~bad)[self.copy_of]
         n_critic = len(self.critic.params)
-        grads.append(-np.concatenate([g.ravel() for g in parts[:n_critic]]))
+        grads = [-np.concatenate([g.ravel() for g in parts[:n_critic]])]
         if self.baseline is not None:
             grads.append(-np.concatenate([g.ravel() for g in parts[n_critic:]]))
-        if all(np.isfinite(g).all() for g in grads):
-            self.optimiser.step(grads)
+        self.optimiser.step(grads)
 
     def run_level(self) -> None:
         s = self.setup
