@@ -42,6 +42,7 @@ import os
 import platform
 import re
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -235,15 +236,18 @@ def _evaluate(client, names: list[str]) -> list[dict]:
     return stored
 
 
-def run(nb: nbformat.NotebookNode, directory: Path) -> None:
+def run(nb: nbformat.NotebookNode, directory: Path) -> float:
     """Execute ``nb`` in place in a fresh kernel in ``directory`` (one BLAS thread, pinned).
 
     Code cells run in order; each markdown cell's inline expressions are evaluated when the
     reader would reach it (after the code cells above it) and stored in its metadata.
+    Returns the seconds from the kernel's start to the last cell's end: what a reader who
+    opens the notebook and runs every cell waits for (the kernel's shutdown is not counted).
     """
     from nbclient import NotebookClient
 
     pin_arithmetic()
+    start = time.perf_counter()
     client = NotebookClient(
         nb,
         kernel_name=KERNELSPEC["name"],
@@ -264,6 +268,7 @@ def run(nb: nbformat.NotebookNode, directory: Path) -> None:
                 cell.metadata["user_expressions"] = _evaluate(client, names)
             else:
                 cell.metadata.pop("user_expressions", None)
+        return time.perf_counter() - start
 
 
 def prose_differences(stored: nbformat.NotebookNode, fresh: nbformat.NotebookNode) -> list[str]:
