@@ -125,16 +125,27 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return parser, rep
 
 
+def _named_experiment(argv: Sequence[str] | None):
+    """The experiment module named after ``reproduce`` (its first word that names one, the
+    value of ``--json`` aside), or None: its options must be known before ``--help``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    rest = iter(words[words.index("reproduce") + 1 :] if "reproduce" in words else [])
+    for word in rest:
+        if word == "--json":
+            next(rest, None)
+        elif word in EXPERIMENTS:
+            return EXPERIMENTS[word]
+    return None
+
+
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
     """Parse and check everything that can be checked before an experiment runs."""
     parser, rep = _parser()
-    args, extra = parser.parse_known_args(argv)
-    module = EXPERIMENTS.get(args.name) if args.name is not None else None
-    if extra and module is not None and hasattr(module, "add_arguments"):
-        module.add_arguments(rep)  # the experiment's own options (e.g. --critic)
-        args = parser.parse_args(argv)
-    elif extra:
-        parser.parse_args(argv)  # the usual one-line error on the unknown option
+    named = _named_experiment(argv)
+    if named is not None and hasattr(named, "add_arguments"):
+        # its own options (e.g. --critic), which --help then lists too
+        named.add_arguments(rep.add_argument_group(f"options of {named.NAME}"))
+    args = parser.parse_args(argv)  # an unknown option: the usual one-line error
     if args.list:
         if args.name is not None or args.json is not None:
             raise _UsageError("reproduce --list takes no experiment name and no --json")

@@ -127,6 +127,44 @@ def test_unknown_option_is_one_line(toy, capsys):
     assert "required" in _usage_error(capsys)
 
 
+def _with_options(module: types.ModuleType) -> types.ModuleType:
+    """``module`` with an option of its own (``--size``), as bound-family has ``--critic``."""
+
+    def add_arguments(parser):
+        parser.add_argument("--size", type=int, default=3, help="how big")
+
+    module.add_arguments = add_arguments
+    module.config_from_arguments = lambda args: args.size
+    module.report = lambda config=None: Report({"size": config}, f"size {config}", [])
+    return module
+
+
+def test_help_after_a_name_lists_that_experiments_options(toy, capsys):
+    _with_options(toy["toy"])
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["reproduce", "toy", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "options of toy" in out and "--size SIZE" in out and "how big" in out
+    with pytest.raises(SystemExit):  # without a name: the command's own options only
+        cli.main(["reproduce", "--help"])
+    assert "--size" not in capsys.readouterr().out
+
+
+def test_options_of_a_named_experiment_before_and_after_its_name(toy, capsys, tmp_path):
+    _with_options(toy["toy"])
+    out = tmp_path / "r.json"
+    # the value of --json is not taken for the name, whatever it is called
+    assert cli._named_experiment(["reproduce", "--json", "toy-fail", "toy"]) is toy["toy"]
+    assert cli._named_experiment(["reproduce", "--list"]) is None
+    assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
+    assert json.loads(out.read_text()) == {"size": 5}
+    assert cli.main(["reproduce", "--size", "7", "toy"]) == 0
+    assert "size 7" in capsys.readouterr().out
+    assert cli.main(["reproduce", "toy-fail", "--size", "7"]) == 2  # not an option of toy-fail
+    assert "unrecognized arguments: --size 7" in _usage_error(capsys)
+
+
 def test_module_entry_point_lists_and_refuses_a_bad_path(tmp_path):
     def run(*args):
         return subprocess.run(

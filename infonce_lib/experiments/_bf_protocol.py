@@ -459,8 +459,10 @@ def add_arguments(parser) -> None:
         default="book",
         help="book: shortened, <= 120 s; chapter: chapter 4's, seconds; poole: the Colab's (hours)",
     )
-    parser.add_argument("--critic", choices=CRITICS, default="both")
-    parser.add_argument("--task", choices=TASKS, default="gaussian")
+    parser.add_argument("--critic", choices=CRITICS, default="both", help="default both")
+    parser.add_argument(
+        "--task", choices=TASKS, default="gaussian", help="cubic: y cubed after a linear map"
+    )
     parser.add_argument(
         "--seeds", type=int, default=None, help="default 5 (book), 3 (chapter), 1 (poole)"
     )
