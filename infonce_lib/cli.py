@@ -9,6 +9,7 @@ Usage::
 
     python -m infonce_lib reproduce --list
     python -m infonce_lib reproduce NAME [--json PATH] [the experiment's own options]
+    python -m infonce_lib reproduce NAME --help     # lists those options too
 
 An experiment may define ``add_arguments(parser)`` and ``config_from_arguments(args)`` for
 options of its own (``reproduce bound-family --critic joint``, for instance).
@@ -109,53 +110,77 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+class _AnyValue:
+    """An argument group that takes options with any value: to find the experiment's name
+    wherever its options stand, before their values are checked."""
+
+    def __init__(self, group) -> None:
+        self._group = group
+
+    def add_argument(self, *names, **kwargs):
+        kwargs.pop("choices", None), kwargs.pop("type", None)
+        return self._group.add_argument(*names, **kwargs)
+
+
+def _parser(
+    options_of=(), add_help: bool = True, any_value: bool = False
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command's parser and its ``reproduce`` subparser, with the own options of the
+    experiment modules ``options_of`` (one argument group each)."""
     parser = _Parser(
-        prog="python -m infonce_lib", description="Reproduce the experiments of the book."
+        prog="python -m infonce_lib",
+        description="Reproduce the experiments of the book.",
+        add_help=add_help,
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     rep = sub.add_parser(
         "reproduce",
         help="run an experiment and print its tables and checks",
         description="Run an experiment of the book and print its tables and checks.",
+        epilog="An experiment's own options apply to it alone; `reproduce NAME --help` "
+        "lists those of NAME.",
+        add_help=add_help,
+        conflict_handler="resolve",  # two experiments may both have, say, --seeds
     )
     rep.add_argument("name", nargs="?", help="the experiment to run (see --list)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    for module in options_of:
+        group = rep.add_argument_group(f"options of {module.NAME}")
+        module.add_arguments(_AnyValue(group) if any_value else group)
     return parser, rep
 
 
-def _named_experiment(argv: Sequence[str] | None):
-    """The experiment module named after ``reproduce`` (its first word that names one, the
-    value of ``--json`` aside), or None: its options must be known before ``--help``."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    rest = iter(words[words.index("reproduce") + 1 :] if "reproduce" in words else [])
-    for word in rest:
-        if word == "--json":
-            next(rest, None)
-        elif word in EXPERIMENTS:
-            return EXPERIMENTS[word]
-    return None
-
-
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
-    """Parse and check everything that can be checked before an experiment runs."""
-    parser, rep = _parser()
-    named = _named_experiment(argv)
-    if named is not None and hasattr(named, "add_arguments"):
-        # its own options (e.g. --critic), which --help then lists too
-        named.add_arguments(rep.add_argument_group(f"options of {named.NAME}"))
-    args = parser.parse_args(argv)  # an unknown option: the usual one-line error
+    """Parse and check everything that can be checked before an experiment runs.
+
+    A first pass, knowing every experiment's options, finds the name wherever the options
+    stand. The command line is then parsed with that experiment's options only, so that an
+    option of another one is an error and ``NAME --help`` lists them (without a name: all).
+    """
+    with_options = [m for m in EXPERIMENTS.values() if hasattr(m, "add_arguments")]
+    first = _parser(with_options, add_help=False, any_value=True)[0]
+    name = first.parse_known_args(argv)[0].name
+    if name is not None and name not in EXPERIMENTS:
+        known = ", ".join(EXPERIMENTS) or "none yet"
+        raise _UsageError(f"unknown experiment {name!r}; known: {known}")
+    if name is not None:
+        with_options = [m for m in with_options if m is EXPERIMENTS[name]]
+    parser = _parser(with_options)[0]
+    args, extra = parser.parse_known_args(argv)
+    if name is not None and args.name != name:  # an option it does not take took a value
+        raise _UsageError(
+            f"an option before {name!r} is not one of its own (see `reproduce {name} --help`)"
+        )
+    if extra:
+        parser.parse_args(argv)  # the usual one-line error, naming the unknown options
     if args.list:
         if args.name is not None or args.json is not None:
             raise _UsageError("reproduce --list takes no experiment name and no --json")
         return args, None
     if args.name is None:
-        rep.print_usage(sys.stderr)
+        _parser()[1].print_usage(sys.stderr)  # one line: without the experiments' options
         raise _UsageError("reproduce needs an experiment NAME, or --list to see them")
-    if args.name not in EXPERIMENTS:
-        known = ", ".join(EXPERIMENTS) or "none yet"
-        raise _UsageError(f"unknown experiment {args.name!r}; known: {known}")
     return args, (_check_json_path(args.json) if args.json is not None else None)
 
 
@@ -178,16 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     module = EXPERIMENTS[args.name]
     config = None
-    if hasattr(module, "add_arguments"):
-        opts = argparse.Namespace()
-        sub = _Parser(prog=f"reproduce {args.name}")
-        module.add_arguments(sub)
-        sub.parse_args([], namespace=opts)  # the defaults
-        for k in vars(opts):
-            if hasattr(args, k):
-                setattr(opts, k, getattr(args, k))
+    if hasattr(module, "add_arguments"):  # args holds its options (and their defaults)
         try:
-            config = module.config_from_arguments(opts)
+            config = module.config_from_arguments(args)
         except (TypeError, ValueError) as exc:
             print(f"python -m infonce_lib: error: {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -128,14 +128,16 @@ def test_unknown_option_is_one_line(toy, capsys):
 
 
 def _with_options(module: types.ModuleType) -> types.ModuleType:
-    """``module`` with an option of its own (``--size``), as bound-family has ``--critic``."""
+    """``module`` with options of its own (``--size``, ``--tag``), as bound-family has
+    ``--critic``; its report echoes them."""
 
     def add_arguments(parser):
         parser.add_argument("--size", type=int, default=3, help="how big")
+        parser.add_argument("--tag", choices=["a", "toy-fail"], default="a")
 
     module.add_arguments = add_arguments
-    module.config_from_arguments = lambda args: args.size
-    module.report = lambda config=None: Report({"size": config}, f"size {config}", [])
+    module.config_from_arguments = lambda args: (args.size, args.tag)
+    module.report = lambda config=None: Report({"size": config[0]}, f"config {config}", [])
     return module
 
 
@@ -146,23 +148,48 @@ def test_help_after_a_name_lists_that_experiments_options(toy, capsys):
     assert stop.value.code == 0
     out = capsys.readouterr().out
     assert "options of toy" in out and "--size SIZE" in out and "how big" in out
-    with pytest.raises(SystemExit):  # without a name: the command's own options only
-        cli.main(["reproduce", "--help"])
-    assert "--size" not in capsys.readouterr().out
+    for argv in (["reproduce", "toy-fail", "--help"], ["reproduce", "--help"]):
+        with pytest.raises(SystemExit) as stop:
+            cli.main(argv)
+        assert stop.value.code == 0
+        out = capsys.readouterr().out
+        assert ("--size" in out) == (len(argv) == 2)  # without a name: every experiment's
+
+
+def test_help_of_the_staircase_lists_its_options(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["reproduce", "bound-family", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "options of bound-family" in out
+    assert all(f"--{o}" in out for o in ("protocol", "critic", "task", "seeds", "steps"))
 
 
 def test_options_of_a_named_experiment_before_and_after_its_name(toy, capsys, tmp_path):
     _with_options(toy["toy"])
     out = tmp_path / "r.json"
-    # the value of --json is not taken for the name, whatever it is called
-    assert cli._named_experiment(["reproduce", "--json", "toy-fail", "toy"]) is toy["toy"]
-    assert cli._named_experiment(["reproduce", "--list"]) is None
     assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
     assert json.loads(out.read_text()) == {"size": 5}
-    assert cli.main(["reproduce", "--size", "7", "toy"]) == 0
-    assert "size 7" in capsys.readouterr().out
-    assert cli.main(["reproduce", "toy-fail", "--size", "7"]) == 2  # not an option of toy-fail
+    # an option's value is not taken for the name, even when it names an experiment
+    assert cli.main(["reproduce", "--size", "7", "--tag", "toy-fail", "toy"]) == 0
+    assert "config (7, 'toy-fail')" in capsys.readouterr().out
+    assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
+    capsys.readouterr()
+
+
+def test_options_that_do_not_belong_to_the_named_experiment(toy, capsys):
+    _with_options(toy["toy"])
+    assert cli.main(["reproduce", "toy-fail", "--size", "7"]) == 2  # toy's, not toy-fail's
     assert "unrecognized arguments: --size 7" in _usage_error(capsys)
+    assert cli.main(["reproduce", "--size", "7", "toy-fail"]) == 2
+    assert "not one of its own" in _usage_error(capsys)
+    assert cli.main(["reproduce", "toy", "--size", "x"]) == 2
+    assert "invalid int value" in _usage_error(capsys)
+    # a misspelt name is reported as such, not as options it would not take
+    assert cli.main(["reproduce", "toyy", "--size", "7"]) == 2
+    assert "unknown experiment 'toyy'" in _usage_error(capsys)
+    assert cli.main(["reproduce", "--size", "7"]) == 2
+    assert "needs an experiment NAME" in _usage_error(capsys)
 
 
 def test_module_entry_point_lists_and_refuses_a_bad_path(tmp_path):
