@@ -121,6 +121,7 @@ def run_one(path: Path, seed: int) -> tuple[Path, int, list[Failure], float]:
             allow_errors=True,
             record_timing=False,
             resources={"metadata": {"path": str(path.parent.resolve())}},
+            shutdown_kernel="immediate",  # the outputs are in: no graceful wait
         )
         client.execute()
     finally:
