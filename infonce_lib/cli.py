@@ -110,23 +110,11 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-class _AnyValue:
-    """An argument group that takes options with any value: to find the experiment's name
-    wherever its options stand, before their values are checked."""
-
-    def __init__(self, group) -> None:
-        self._group = group
-
-    def add_argument(self, *names, **kwargs):
-        kwargs.pop("choices", None), kwargs.pop("type", None)
-        return self._group.add_argument(*names, **kwargs)
-
-
 def _parser(
-    options_of=(), add_help: bool = True, any_value: bool = False
+    options_of=None, add_help: bool = True
 ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The command's parser and its ``reproduce`` subparser, with the own options of the
-    experiment modules ``options_of`` (one argument group each)."""
+    experiment module ``options_of`` (if it has any) in a group of their own."""
     parser = _Parser(
         prog="python -m infonce_lib",
         description="Reproduce the experiments of the book.",
@@ -137,49 +125,65 @@ def _parser(
         "reproduce",
         help="run an experiment and print its tables and checks",
         description="Run an experiment of the book and print its tables and checks.",
-        epilog="An experiment's own options apply to it alone; `reproduce NAME --help` "
-        "lists those of NAME.",
+        epilog="`reproduce NAME --help` also lists the options of experiment NAME.",
         add_help=add_help,
-        conflict_handler="resolve",  # two experiments may both have, say, --seeds
     )
     rep.add_argument("name", nargs="?", help="the experiment to run (see --list)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    for module in options_of:
-        group = rep.add_argument_group(f"options of {module.NAME}")
-        module.add_arguments(_AnyValue(group) if any_value else group)
+    if hasattr(options_of, "add_arguments"):
+        options_of.add_arguments(rep.add_argument_group(f"options of {options_of.NAME}"))
     return parser, rep
 
 
-def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
-    """Parse and check everything that can be checked before an experiment runs.
+def _named_experiment(words: list[str]):
+    """The experiment the command line names, found before ``--help`` is acted on.
 
-    A first pass, knowing every experiment's options, finds the name wherever the options
-    stand. The command line is then parsed with that experiment's options only, so that an
-    option of another one is an error and ``NAME --help`` lists them (without a name: all).
+    It is the one whose own options parse the whole line with its name in the name's place
+    (so an option's value that names another experiment is not mistaken for the name);
+    failing that, the first experiment named anywhere on the line, whose options then
+    report what is wrong; or None.
     """
-    with_options = [m for m in EXPERIMENTS.values() if hasattr(m, "add_arguments")]
-    first = _parser(with_options, add_help=False, any_value=True)[0]
-    name = first.parse_known_args(argv)[0].name
-    if name is not None and name not in EXPERIMENTS:
-        known = ", ".join(EXPERIMENTS) or "none yet"
-        raise _UsageError(f"unknown experiment {name!r}; known: {known}")
-    if name is not None:
-        with_options = [m for m in with_options if m is EXPERIMENTS[name]]
-    parser = _parser(with_options)[0]
-    args, extra = parser.parse_known_args(argv)
-    if name is not None and args.name != name:  # an option it does not take took a value
-        raise _UsageError(
-            f"an option before {name!r} is not one of its own (see `reproduce {name} --help`)"
-        )
-    if extra:
-        parser.parse_args(argv)  # the usual one-line error, naming the unknown options
+    trial = [w for w in words if w not in ("-h", "--help")]
+    for module in EXPERIMENTS.values():
+        try:
+            args, extra = _parser(module, add_help=False)[0].parse_known_args(trial)
+        except _UsageError:
+            continue
+        if not extra and args.name == module.NAME:
+            return module
+    return next((m for m in EXPERIMENTS.values() if m.NAME in trial), None)
+
+
+def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
+    """Parse and check everything that can be checked before an experiment runs: with the
+    named experiment's own options, so that ``NAME --help`` lists them and an option of
+    another experiment is an error."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    module = _named_experiment(words)
+    for _ in range(2):  # again with the options of the experiment the line turns out to name
+        parser = _parser(module)[0]
+        args, extra = parser.parse_known_args(words)  # --help prints the help and exits here
+        if args.name not in EXPERIMENTS or EXPERIMENTS[args.name] is module:
+            break
+        module = EXPERIMENTS[args.name]
+    else:
+        raise _UsageError("the options do not fit one experiment; give its NAME first")
+    if args.name is not None and args.name not in EXPERIMENTS:
+        # the word taken for the name may be the value of a mistyped option before it
+        at = words.index(args.name)
+        after_unknown = at > 0 and words[at - 1].startswith("-") and words[at - 1] in extra
+        if not after_unknown:
+            known = ", ".join(EXPERIMENTS) or "none yet"
+            raise _UsageError(f"unknown experiment {args.name!r}; known: {known}")
+    if extra or (args.name is not None and args.name not in EXPERIMENTS):
+        parser.parse_args(words)  # the usual one-line error, naming the unknown options
     if args.list:
         if args.name is not None or args.json is not None:
             raise _UsageError("reproduce --list takes no experiment name and no --json")
         return args, None
     if args.name is None:
-        _parser()[1].print_usage(sys.stderr)  # one line: without the experiments' options
+        _parser()[1].print_usage(sys.stderr)
         raise _UsageError("reproduce needs an experiment NAME, or --list to see them")
     return args, (_check_json_path(args.json) if args.json is not None else None)
 

@@ -127,33 +127,54 @@ def test_unknown_option_is_one_line(toy, capsys):
     assert "required" in _usage_error(capsys)
 
 
-def _with_options(module: types.ModuleType) -> types.ModuleType:
-    """``module`` with options of its own (``--size``, ``--tag``), as bound-family has
-    ``--critic``; its report echoes them."""
+def _with_options(toy: dict) -> dict:
+    """Options of their own, as bound-family has ``--critic``: toy's ``--size`` (int),
+    ``--tag`` (a choice, one of which names the other experiment) and ``--jobs``;
+    toy-fail's own ``--tag``, an int. Each report echoes its configuration."""
 
-    def add_arguments(parser):
+    def toy_options(parser):
         parser.add_argument("--size", type=int, default=3, help="how big")
         parser.add_argument("--tag", choices=["a", "toy-fail"], default="a")
+        parser.add_argument("--jobs", type=int, default=1)
 
-    module.add_arguments = add_arguments
-    module.config_from_arguments = lambda args: (args.size, args.tag)
-    module.report = lambda config=None: Report({"size": config[0]}, f"config {config}", [])
-    return module
+    def fail_options(parser):
+        parser.add_argument("--tag", type=int, default=0)
+
+    def echo(module):
+        def report(config=None):
+            module.ran += 1
+            return Report({"config": list(config)}, f"{module.NAME} config {config}", [])
+
+        return report
+
+    for name, add in (("toy", toy_options), ("toy-fail", fail_options)):
+        module = toy[name]
+        module.add_arguments, module.report = add, echo(module)
+        module.config_from_arguments = lambda args: (getattr(args, "size", None), args.tag)
+    return toy
 
 
-def test_help_after_a_name_lists_that_experiments_options(toy, capsys):
-    _with_options(toy["toy"])
+def test_help_lists_the_named_experiments_options(toy, capsys):
+    _with_options(toy)
     with pytest.raises(SystemExit) as stop:
         cli.main(["reproduce", "toy", "--help"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
     assert "options of toy" in out and "--size SIZE" in out and "how big" in out
-    for argv in (["reproduce", "toy-fail", "--help"], ["reproduce", "--help"]):
+    helps = (["reproduce", "--help"], ["--help"], ["-h"], ["reproduce", "--x", "3", "toy", "-h"])
+    for argv in helps:
         with pytest.raises(SystemExit) as stop:
             cli.main(argv)
-        assert stop.value.code == 0
-        out = capsys.readouterr().out
-        assert ("--size" in out) == (len(argv) == 2)  # without a name: every experiment's
+        assert stop.value.code == 0, argv
+        assert ("--size" in capsys.readouterr().out) == ("toy" in argv)
+
+
+def test_help_of_the_experiment_named_after_a_value_that_names_another(toy, capsys):
+    _with_options(toy)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["reproduce", "--json", "toy", "toy-fail", "--tag", "3", "-h"])
+    assert stop.value.code == 0
+    assert "options of toy-fail" in capsys.readouterr().out
 
 
 def test_help_of_the_staircase_lists_its_options(capsys):
@@ -165,31 +186,44 @@ def test_help_of_the_staircase_lists_its_options(capsys):
     assert all(f"--{o}" in out for o in ("protocol", "critic", "task", "seeds", "steps"))
 
 
-def test_options_of_a_named_experiment_before_and_after_its_name(toy, capsys, tmp_path):
-    _with_options(toy["toy"])
+def test_options_before_and_after_the_name(toy, capsys, tmp_path):
+    _with_options(toy)
     out = tmp_path / "r.json"
     assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
-    assert json.loads(out.read_text()) == {"size": 5}
+    assert json.loads(out.read_text()) == {"config": [5, "a"]}
     # an option's value is not taken for the name, even when it names an experiment
     assert cli.main(["reproduce", "--size", "7", "--tag", "toy-fail", "toy"]) == 0
-    assert "config (7, 'toy-fail')" in capsys.readouterr().out
-    assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
-    capsys.readouterr()
+    assert "toy config (7, 'toy-fail')" in capsys.readouterr().out
+    # each experiment's option of the same name, with its own type
+    assert cli.main(["reproduce", "toy-fail", "--tag", "3"]) == 0
+    assert "toy-fail config (None, 3)" in capsys.readouterr().out
+    # an abbreviation that is unique among the named experiment's options
+    assert cli.main(["reproduce", "toy-fail", "--j", str(out)]) == 0
+    assert json.loads(out.read_text()) == {"config": [None, 0]}
 
 
-def test_options_that_do_not_belong_to_the_named_experiment(toy, capsys):
-    _with_options(toy["toy"])
-    assert cli.main(["reproduce", "toy-fail", "--size", "7"]) == 2  # toy's, not toy-fail's
-    assert "unrecognized arguments: --size 7" in _usage_error(capsys)
-    assert cli.main(["reproduce", "--size", "7", "toy-fail"]) == 2
-    assert "not one of its own" in _usage_error(capsys)
-    assert cli.main(["reproduce", "toy", "--size", "x"]) == 2
-    assert "invalid int value" in _usage_error(capsys)
-    # a misspelt name is reported as such, not as options it would not take
-    assert cli.main(["reproduce", "toyy", "--size", "7"]) == 2
-    assert "unknown experiment 'toyy'" in _usage_error(capsys)
-    assert cli.main(["reproduce", "--size", "7"]) == 2
-    assert "needs an experiment NAME" in _usage_error(capsys)
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["toy-fail", "--size", "7"], "unrecognized arguments: --size 7"),
+        (["--size", "7", "toy-fail"], "unrecognized arguments: --size toy-fail"),
+        (["toy-fail", "--jobs", "2"], "unrecognized arguments: --jobs 2"),
+        (["--json", "toy-fail", "toy", "--tag", "3"], "argument --tag: invalid choice"),
+        (["--tag", "x", "toy-fail"], "argument --tag: invalid int value"),
+        (["toy", "--size", "x"], "invalid int value"),
+        (["toyy", "--size", "7"], "unknown experiment 'toyy'"),
+        (["--jsn", "out.json", "toy"], "unrecognized arguments: --jsn"),
+        (["--size", "7"], "unrecognized arguments: --size"),
+        (["--list", "--size", "3"], "unrecognized arguments: --size"),
+        # toy is named first (as --json's value): toy-fail's options decide
+        (["--json", "toy", "toy-fail", "--size", "3"], "unrecognized arguments: --size 3"),
+    ],
+)
+def test_options_that_the_named_experiment_does_not_take(toy, capsys, argv, message):
+    _with_options(toy)
+    assert cli.main(["reproduce", *argv]) == 2
+    assert message in _usage_error(capsys)
+    assert toy["toy"].ran == 0 and toy["toy-fail"].ran == 0
 
 
 def test_module_entry_point_lists_and_refuses_a_bad_path(tmp_path):
