@@ -85,8 +85,9 @@ book: $(BOOK_STAMP)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 # The checks run in two lanes, one per core (make -j2; the output of each step is printed
-# when it ends): first the strict build beside the unit tests, then the browser tests of the
-# site beside nbval, the prose check and JupyterLab. No step writes what the other lane reads.
+# when it ends): first the strict build beside the unit tests, then the PDF and the browser
+# tests of the site beside nbval (two BLAS threads, then one), the prose check and
+# JupyterLab. No step writes what the other lane reads.
 test: $(TEST_STAMP)
 	$(MAKE) lint
 	$(MAKE) -j2 --output-sync=target build-strict unit
@@ -119,9 +120,9 @@ prose: $(TEST_STAMP)
 	$(PY) tools/notebooks.py verify $$($(PY) tools/notebooks.py list)
 
 # The stored outputs must not depend on the BLAS thread count: compare with two threads
-# too. In `make test` this runs first in its lane, while the other lane makes the PDF: two
-# BLAS threads beside JupyterLite's two busy tabs (later in that lane) on two cores spin
-# for each other (on 2026-12-03 it took 650 s there against 112 s for the one-thread run).
+# too. In `make test` this runs first in its lane, while the other lane makes the PDF: when
+# it ran after nbval, beside JupyterLite's two busy tabs on two cores, its BLAS threads spun
+# for CPU (2026-12-03: 651 s, against 112 s for the one-thread run).
 nbval-2threads: $(TEST_STAMP)
 	OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 \
 	    $(PY) -m pytest $(NBVAL_OPTS) $$($(PY) tools/notebooks.py list)
