@@ -16,7 +16,8 @@ options of its own (``reproduce bound-family --critic joint``, for instance).
 
 The command prints the tables and the checks and exits with status 1 if any check fails,
 and with status 2 (one line on standard error, nothing run) on a usage error: an unknown
-name, ``--list`` with a name, no name, or a ``--json`` path that cannot be written.
+name, ``--list`` with a name, no name (after the usage line), an option before the name
+that is not the command's own, or a ``--json`` path that cannot be written.
 """
 
 from __future__ import annotations
@@ -136,23 +137,36 @@ def _parser(
     return parser, rep
 
 
-def _named_experiment(words: list[str]):
-    """The experiment the command line names, found before ``--help`` is acted on.
+_OWN = ("--list", "--json", "--help")  # the options of `reproduce` itself
 
-    It is the one whose own options parse the whole line with its name in the name's place
-    (so an option's value that names another experiment is not mistaken for the name);
-    failing that, the first experiment named anywhere on the line, whose options then
-    report what is wrong; or None.
-    """
-    trial = [w for w in words if w not in ("-h", "--help")]
-    for module in EXPERIMENTS.values():
-        try:
-            args, extra = _parser(module, add_help=False)[0].parse_known_args(trial)
-        except _UsageError:
-            continue
-        if not extra and args.name == module.NAME:
-            return module
-    return next((m for m in EXPERIMENTS.values() if m.NAME in trial), None)
+
+def _own_option(word: str) -> str | None:
+    """The option of ``reproduce`` itself that ``word`` is (``--js``, ``--json=F``), or None."""
+    if word == "-h":
+        return "--help"
+    flag = word.split("=", 1)[0]
+    found = [o for o in _OWN if flag.startswith("--") and len(flag) > 2 and o.startswith(flag)]
+    return found[0] if len(found) == 1 else None
+
+
+def _name_position(words: list[str]) -> int | None:
+    """Where the experiment's name is: the first word after ``reproduce`` that is neither an
+    option nor the value of ``--json``. Before it only the command's own options may stand
+    (an experiment's own options go after its name); anything else is a usage error."""
+    if "reproduce" not in words:
+        return None
+    at = words.index("reproduce") + 1
+    while at < len(words):
+        word = words[at]
+        if not word.startswith("-"):
+            return at
+        option = _own_option(word)
+        if option is None:
+            raise _UsageError(
+                f"unrecognized option {word!r} (an experiment's own options go after its name)"
+            )
+        at += 2 if option == "--json" and "=" not in word else 1
+    return None
 
 
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]:
@@ -160,24 +174,14 @@ def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Path | None]
     named experiment's own options, so that ``NAME --help`` lists them and an option of
     another experiment is an error."""
     words = list(sys.argv[1:] if argv is None else argv)
-    module = _named_experiment(words)
-    for _ in range(2):  # again with the options of the experiment the line turns out to name
-        parser = _parser(module)[0]
-        args, extra = parser.parse_known_args(words)  # --help prints the help and exits here
-        if args.name not in EXPERIMENTS or EXPERIMENTS[args.name] is module:
-            break
-        module = EXPERIMENTS[args.name]
-    else:
-        raise _UsageError("the options do not fit one experiment; give its NAME first")
-    if args.name is not None and args.name not in EXPERIMENTS:
-        # the word taken for the name may be the value of a mistyped option before it
-        at = words.index(args.name)
-        after_unknown = at > 0 and words[at - 1].startswith("-") and words[at - 1] in extra
-        if not after_unknown:
+    at = _name_position(words)
+    module = None
+    if at is not None:
+        module = EXPERIMENTS.get(words[at])
+        if module is None:  # reported even beside --help: the name is what is wrong
             known = ", ".join(EXPERIMENTS) or "none yet"
-            raise _UsageError(f"unknown experiment {args.name!r}; known: {known}")
-    if extra or (args.name is not None and args.name not in EXPERIMENTS):
-        parser.parse_args(words)  # the usual one-line error, naming the unknown options
+            raise _UsageError(f"unknown experiment {words[at]!r}; known: {known}")
+    args = _parser(module)[0].parse_args(words)  # --help prints the help and exits here
     if args.list:
         if args.name is not None or args.json is not None:
             raise _UsageError("reproduce --list takes no experiment name and no --json")

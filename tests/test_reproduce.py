@@ -157,24 +157,17 @@ def _with_options(toy: dict) -> dict:
 def test_help_lists_the_named_experiments_options(toy, capsys):
     _with_options(toy)
     with pytest.raises(SystemExit) as stop:
-        cli.main(["reproduce", "toy", "--help"])
+        cli.main(["reproduce", "--json", "toy-fail", "toy", "--help"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
     assert "options of toy" in out and "--size SIZE" in out and "how big" in out
-    helps = (["reproduce", "--help"], ["--help"], ["-h"], ["reproduce", "--x", "3", "toy", "-h"])
+    helps = (["reproduce", "--help"], ["--help"], ["-h"], ["reproduce", "-h", "toy-fail"])
     for argv in helps:
         with pytest.raises(SystemExit) as stop:
             cli.main(argv)
         assert stop.value.code == 0, argv
-        assert ("--size" in capsys.readouterr().out) == ("toy" in argv)
-
-
-def test_help_of_the_experiment_named_after_a_value_that_names_another(toy, capsys):
-    _with_options(toy)
-    with pytest.raises(SystemExit) as stop:
-        cli.main(["reproduce", "--json", "toy", "toy-fail", "--tag", "3", "-h"])
-    assert stop.value.code == 0
-    assert "options of toy-fail" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "--size" not in out and ("options of toy-fail" in out) == ("toy-fail" in argv)
 
 
 def test_help_of_the_staircase_lists_its_options(capsys):
@@ -186,14 +179,14 @@ def test_help_of_the_staircase_lists_its_options(capsys):
     assert all(f"--{o}" in out for o in ("protocol", "critic", "task", "seeds", "steps"))
 
 
-def test_options_before_and_after_the_name(toy, capsys, tmp_path):
+def test_the_named_experiments_options(toy, capsys, tmp_path):
     _with_options(toy)
     out = tmp_path / "r.json"
     assert cli.main(["reproduce", "--json", str(out), "toy", "--size", "5"]) == 0
     assert json.loads(out.read_text()) == {"config": [5, "a"]}
-    # an option's value is not taken for the name, even when it names an experiment
-    assert cli.main(["reproduce", "--size", "7", "--tag", "toy-fail", "toy"]) == 0
-    assert "toy config (7, 'toy-fail')" in capsys.readouterr().out
+    # --json's value is not taken for the name, even when it names an experiment
+    assert cli.main(["reproduce", f"--js={out}", "toy", "--tag", "toy-fail"]) == 0
+    assert json.loads(out.read_text()) == {"config": [3, "toy-fail"]}
     # each experiment's option of the same name, with its own type
     assert cli.main(["reproduce", "toy-fail", "--tag", "3"]) == 0
     assert "toy-fail config (None, 3)" in capsys.readouterr().out
@@ -202,24 +195,28 @@ def test_options_before_and_after_the_name(toy, capsys, tmp_path):
     assert json.loads(out.read_text()) == {"config": [None, 0]}
 
 
+BEFORE = "(an experiment's own options go after its name)"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["toy-fail", "--size", "7"], "unrecognized arguments: --size 7"),
-        (["--size", "7", "toy-fail"], "unrecognized arguments: --size toy-fail"),
         (["toy-fail", "--jobs", "2"], "unrecognized arguments: --jobs 2"),
-        (["--json", "toy-fail", "toy", "--tag", "3"], "argument --tag: invalid choice"),
-        (["--tag", "x", "toy-fail"], "argument --tag: invalid int value"),
+        (["toy", "--tag", "3"], "argument --tag: invalid choice"),
+        (["toy-fail", "--tag", "x"], "argument --tag: invalid int value"),
         (["toy", "--size", "x"], "invalid int value"),
+        (["toy", "--j", "x"], "ambiguous option: --j could match --json, --jobs"),
         (["toyy", "--size", "7"], "unknown experiment 'toyy'"),
-        (["--jsn", "out.json", "toy"], "unrecognized arguments: --jsn"),
-        (["--size", "7"], "unrecognized arguments: --size"),
-        (["--list", "--size", "3"], "unrecognized arguments: --size"),
-        # toy is named first (as --json's value): toy-fail's options decide
-        (["--json", "toy", "toy-fail", "--size", "3"], "unrecognized arguments: --size 3"),
+        (["toyy", "--help"], "unknown experiment 'toyy'"),  # the name is what is wrong
+        (["--size", "7", "toy"], f"unrecognized option '--size' {BEFORE}"),
+        (["--size=7", "toyy"], f"unrecognized option '--size=7' {BEFORE}"),
+        (["--jsn", "out.json", "toy"], f"unrecognized option '--jsn' {BEFORE}"),
+        (["--list", "--size", "3"], f"unrecognized option '--size' {BEFORE}"),
+        (["--list", "toy"], "--list takes no experiment name"),
     ],
 )
-def test_options_that_the_named_experiment_does_not_take(toy, capsys, argv, message):
+def test_usage_errors_with_options(toy, capsys, argv, message):
     _with_options(toy)
     assert cli.main(["reproduce", *argv]) == 2
     assert message in _usage_error(capsys)
