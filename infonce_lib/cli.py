@@ -111,15 +111,12 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _parser(
-    options_of=None, add_help: bool = True
-) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+def _parser(options_of=None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The command's parser and its ``reproduce`` subparser, with the own options of the
     experiment module ``options_of`` (if it has any) in a group of their own."""
     parser = _Parser(
         prog="python -m infonce_lib",
         description="Reproduce the experiments of the book.",
-        add_help=add_help,
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     rep = sub.add_parser(
@@ -127,7 +124,6 @@ def _parser(
         help="run an experiment and print its tables and checks",
         description="Run an experiment of the book and print its tables and checks.",
         epilog="`reproduce NAME --help` also lists the options of experiment NAME.",
-        add_help=add_help,
     )
     rep.add_argument("name", nargs="?", help="the experiment to run (see --list)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
