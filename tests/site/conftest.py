@@ -109,3 +109,17 @@ def http_site(site):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+# Each chapter's seconds in JupyterLite, from Run All to its last cell (to within the
+# one-second polling; None if it did not finish), when test_lite.py ran them.
+LITE_TIMES = pytest.StashKey[dict]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    times = config.stash.get(LITE_TIMES, None)
+    if not times:
+        return
+    terminalreporter.section("chapters in JupyterLite: seconds from Run All to the last cell")
+    for name, seconds in times.items():
+        terminalreporter.write_line(f"{name:28s} {'-' if seconds is None else f'{seconds:.0f}'}")

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.site.browser import skip_or_fail
-from tests.site.conftest import launch
+from tests.site.conftest import LITE_TIMES, launch
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -176,6 +176,7 @@ class _Run:
         self.state = None
         self.opened = None  # the cells as the chapter opened, before it runs
         self.kernel_ready = False
+        self.seconds = None  # from Run All to the last cell's end, as seen by polling
         self.first_outside = len(context.outside_requests)
         self.outside: list[str] = []
         self.page = context.new_page()
@@ -196,7 +197,8 @@ class _Run:
                     "() => { window.jupyterapp.commands.execute('notebook:run-all-cells')"
                     ".catch((e) => { window.__runAllError = String(e); }); }"
                 )
-                self.deadline = time.monotonic() + RUN_TIMEOUT_S  # for the cells to run
+                self.started = time.monotonic()
+                self.deadline = self.started + RUN_TIMEOUT_S  # for the cells to run
                 return False
             return time.monotonic() > self.deadline
         self.state = state = self.page.evaluate(_CELL_STATE)
@@ -206,6 +208,7 @@ class _Run:
             return True
         done = state and all(c["count"] is not None for c in state["cells"])
         if done and state["status"] == "idle":
+            self.seconds = time.monotonic() - self.started
             return True
         if state and any(_unexpected(c) for c in state["cells"]):
             return True  # Run All stops at the first unexpected error
@@ -213,11 +216,11 @@ class _Run:
 
 
 @pytest.fixture(scope="module")
-def lite_runs(lite_browser) -> dict[str, _Run]:
+def lite_runs(lite_browser, request) -> dict[str, _Run]:
     """Every chapter run in JupyterLite, ``PARALLEL`` tabs at a time.
 
     Each tab's Pyodide kernel is a web worker of its own, so two tabs keep two cores busy and
-    the seven chapters take less time than one after the other. Requests to the
+    the chapters take less time than one after the other. Requests to the
     outside are recorded per run over the time its tab was open (with overlapping runs a
     request can be counted for both: either way it fails the test).
     """
@@ -238,6 +241,9 @@ def lite_runs(lite_browser) -> dict[str, _Run]:
                 finished[run.notebook.name] = run
         if active:  # wait in Playwright, which serves the routed requests meanwhile
             active[0].page.wait_for_timeout(1000)
+    # Each chapter's time in the browser, for the session's summary (tests/site/conftest.py):
+    # timings, not checks (two chapters run side by side, so each depends on its neighbour).
+    request.config.stash[LITE_TIMES] = {n: r.seconds for n, r in sorted(finished.items())}
     return finished
 
 
