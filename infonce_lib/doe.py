@@ -10,11 +10,11 @@ output is not Gaussian) shows it overshooting the truth.
 from __future__ import annotations
 
 import math
-import sys
 from typing import Literal, NamedTuple
 
 import numpy as np
 
+from ._blas import product as _product
 from ._validation import as_real_array, finite_or_raise
 
 __all__ = ["DoEEstimate", "doe_estimate"]
@@ -54,20 +54,6 @@ class DoEEstimate(NamedTuple):
 
 
 _DOE_ARRAYS = "X_train, Y_train, X_test and Y_test"
-
-# In the browser (Pyodide) NumPy is built without BLAS and multiplies matrices in a plain
-# loop: a 128 x 128 Gram matrix of 24,000 rows takes 7 s there, against 0.25 s through
-# SciPy's BLAS, which Pyodide does ship. Elsewhere NumPy's product is used, as written.
-_NUMPY_WITHOUT_BLAS = sys.platform == "emscripten"
-
-
-def _product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A @ B`` for 2-D float64 arrays (through SciPy's BLAS where NumPy has none)."""
-    if not _NUMPY_WITHOUT_BLAS:
-        return A @ B
-    from scipy.linalg.blas import dgemm
-
-    return dgemm(1.0, A, B)
 
 
 def _gaussian_nll(R: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:

@@ -53,6 +53,7 @@ import math
 
 import numpy as np
 
+from ._blas import product as _product
 from ._validation import as_int, as_positive_scalar, as_sequence
 from .bounds import _infonce_and_loo_terms, mean_and_se
 from .caps import cosine_cap
@@ -235,7 +236,7 @@ def _sample_covariance(x: np.ndarray) -> np.ndarray:
     """``numpy.cov(x, rowvar=False)`` (mean removed, ddof 1) without a centred copy of x."""
     M = x.shape[0]
     mean = x.mean(axis=0)
-    cov = x.T @ x
+    cov = _product(x.T, x)
     cov -= M * np.outer(mean, mean)
     cov /= M - 1
     return cov

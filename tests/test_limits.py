@@ -14,7 +14,7 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infonce_lib import doe, limits
+from infonce_lib import _blas, doe, limits
 from infonce_lib.doe import DoEEstimate, doe_estimate
 from infonce_lib.experiments import EXPERIMENTS, mcallester_stratos
 from infonce_lib.limits import (
@@ -347,7 +347,7 @@ def test_doe_through_scipys_blas_matches_numpys_product(rng, monkeypatch):
     args = (X[:2_000], Y[:2_000], X[2_000:], Y[2_000:])
     numpy_route = doe_estimate(*args)
     calls = []
-    monkeypatch.setattr(doe, "_NUMPY_WITHOUT_BLAS", True)
+    monkeypatch.setattr(_blas, "NUMPY_WITHOUT_BLAS", True)
     import scipy.linalg.blas
 
     real = scipy.linalg.blas.dgemm

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from infonce_lib import (
+    _blas,
     attainable_cosine_cap,
     best_temperature,
     cosine_cap,
@@ -282,6 +283,9 @@ def test_seed_zero_is_the_protocol_and_other_seeds_draw_other_streams():
         gaussian_patches.Config(seed=1.5)
 
 
-def test_sample_covariance_is_numpys():
+@pytest.mark.parametrize("through_scipy", [False, True])
+def test_sample_covariance_is_numpys(through_scipy, monkeypatch):
+    # through_scipy: the browser's route (Pyodide's NumPy has no BLAS; infonce_lib._blas)
+    monkeypatch.setattr(_blas, "NUMPY_WITHOUT_BLAS", through_scipy)
     x, _ = sample_patch_pairs(FIELD, 1.0, 3000, seed=9)
     np.testing.assert_allclose(_sample_covariance(x), np.cov(x, rowvar=False), atol=1e-13)

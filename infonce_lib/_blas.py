@@ -1,0 +1,25 @@
+"""Matrix products that stay fast in the browser.
+
+NumPy in the browser (Pyodide) is built without BLAS and multiplies matrices in a plain loop,
+while SciPy there ships one: a 128 x 128 Gram matrix of 24,000 rows takes 7 s through NumPy
+and 0.25 s through SciPy's ``dgemm``. :func:`product` is ``A @ B``, taken through SciPy's
+BLAS only where NumPy has none; everywhere else it is NumPy's product, so results on a
+reader's machine do not depend on it. Only the few large products of the library use it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+NUMPY_WITHOUT_BLAS = sys.platform == "emscripten"
+
+
+def product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A @ B`` for 2-D float64 arrays (through SciPy's BLAS where NumPy has none)."""
+    if not NUMPY_WITHOUT_BLAS:
+        return A @ B
+    from scipy.linalg.blas import dgemm  # imported on first use (package docstring)
+
+    return dgemm(1.0, A, B)
