@@ -17,9 +17,20 @@ NUMPY_WITHOUT_BLAS = sys.platform == "emscripten"
 
 
 def product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A @ B`` for 2-D float64 arrays (through SciPy's BLAS where NumPy has none)."""
-    if not NUMPY_WITHOUT_BLAS:
+    """``A @ B``; through SciPy's BLAS where NumPy has none, for 2-D float64 operands (any
+    other operands get NumPy's product everywhere, so shapes and dtypes never differ)."""
+    if not (
+        NUMPY_WITHOUT_BLAS
+        and A.ndim == B.ndim == 2
+        and A.dtype == B.dtype == np.float64
+        and A.size
+        and B.size
+    ):
         return A @ B
     from scipy.linalg.blas import dgemm  # imported on first use (package docstring)
 
-    return dgemm(1.0, A, B)
+    # BLAS reads column-major arrays: a row-major operand goes in as its transpose with the
+    # transpose flag set, so neither is copied.
+    a, trans_a = (A.T, 1) if A.flags.c_contiguous else (A, 0)
+    b, trans_b = (B.T, 1) if B.flags.c_contiguous else (B, 0)
+    return dgemm(1.0, a, b, trans_a=trans_a, trans_b=trans_b)

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from ._blas import product as _product
+from ._blas import product as _product  # A @ B (SciPy's BLAS in the browser: _blas.py)
 from ._validation import as_real_array, finite_or_raise
 
 __all__ = ["DoEEstimate", "doe_estimate"]

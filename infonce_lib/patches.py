@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from ._blas import product as _product
+from ._blas import product as _product  # A @ B (SciPy's BLAS in the browser: _blas.py)
 from ._validation import as_int, as_positive_scalar, as_sequence
 from .bounds import _infonce_and_loo_terms, mean_and_se
 from .caps import cosine_cap

@@ -351,7 +351,9 @@ def test_doe_through_scipys_blas_matches_numpys_product(rng, monkeypatch):
     import scipy.linalg.blas
 
     real = scipy.linalg.blas.dgemm
-    monkeypatch.setattr(scipy.linalg.blas, "dgemm", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(
+        scipy.linalg.blas, "dgemm", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
     blas_route = doe_estimate(*args)
     assert len(calls) == 6  # every product of the fit and of the held-out residuals
     np.testing.assert_allclose(blas_route, numpy_route, rtol=1e-12)

@@ -111,8 +111,8 @@ def http_site(site):
     server.server_close()
 
 
-# Each chapter's seconds in JupyterLite, from Run All to its last cell (to within the
-# one-second polling; None if it did not finish), when test_lite.py ran them.
+# Each chapter's seconds in JupyterLite, from Run All to its last cell (None if it did not
+# finish, or a cell raised), when test_lite.py ran them.
 LITE_TIMES = pytest.StashKey[dict]()
 
 
@@ -121,5 +121,5 @@ def pytest_terminal_summary(terminalreporter, config):
     if not times:
         return
     terminalreporter.section("chapters in JupyterLite: seconds from Run All to the last cell")
-    for name, seconds in times.items():
+    for name, seconds in sorted(times.items()):
         terminalreporter.write_line(f"{name:28s} {'-' if seconds is None else f'{seconds:.0f}'}")

@@ -176,7 +176,10 @@ class _Run:
         self.state = None
         self.opened = None  # the cells as the chapter opened, before it runs
         self.kernel_ready = False
-        self.seconds = None  # from Run All to the last cell's end, as seen by polling
+        self.started: float | None = None  # when Run All was sent
+        # From Run All to the last cell's end, as the polling sees it (one pass of the loop
+        # below, longer while another tab opens); None unless every cell ran without error.
+        self.seconds: float | None = None
         self.first_outside = len(context.outside_requests)
         self.outside: list[str] = []
         self.page = context.new_page()
@@ -206,12 +209,12 @@ class _Run:
         if failed:
             self.console_errors.append(f"Run All failed: {failed}")
             return True
+        if state and any(_unexpected(c) for c in state["cells"]):
+            return True  # Run All stops at the first unexpected error
         done = state and all(c["count"] is not None for c in state["cells"])
         if done and state["status"] == "idle":
             self.seconds = time.monotonic() - self.started
             return True
-        if state and any(_unexpected(c) for c in state["cells"]):
-            return True  # Run All stops at the first unexpected error
         return time.monotonic() > self.deadline
 
 
@@ -227,6 +230,9 @@ def lite_runs(lite_browser, request) -> dict[str, _Run]:
     pending = list(CHAPTERS)
     active: list[_Run] = []
     finished: dict[str, _Run] = {}
+    # Each chapter's time in the browser, for the session's summary (tests/site/conftest.py),
+    # filled in as chapters finish: timings, not checks (two chapters run side by side).
+    times = request.config.stash[LITE_TIMES] = {}
     while pending or active:
         # A new tab opens only when every open tab's kernel is ready: kernels start one at
         # a time (two tabs starting JupyterLite together in a fresh profile can leave one
@@ -239,11 +245,9 @@ def lite_runs(lite_browser, request) -> dict[str, _Run]:
                 run.page.close()
                 active.remove(run)
                 finished[run.notebook.name] = run
+                times[run.notebook.name] = run.seconds
         if active:  # wait in Playwright, which serves the routed requests meanwhile
             active[0].page.wait_for_timeout(1000)
-    # Each chapter's time in the browser, for the session's summary (tests/site/conftest.py):
-    # timings, not checks (two chapters run side by side, so each depends on its neighbour).
-    request.config.stash[LITE_TIMES] = {n: r.seconds for n, r in sorted(finished.items())}
     return finished
 
 
