@@ -89,6 +89,8 @@ def _check_json_path(text: str) -> Path:
     Checked before the experiment runs, so a mistake costs nothing. Missing parent
     directories are created later, when the results are written.
     """
+    if not text.strip():
+        raise _UsageError("--json needs a file name; got an empty one")
     path = Path(text)
     if path.is_dir():
         raise _UsageError(f"--json {text}: is a directory; give a file name")

@@ -84,6 +84,14 @@ def test_json_path_that_is_a_directory_is_refused_before_running(toy, tmp_path, 
     assert toy["toy"].ran == 0
 
 
+@pytest.mark.parametrize("line", [["--json", ""], ["--json="], ["--json", "  "]])
+def test_empty_json_path_is_named_as_such_before_running(toy, capsys, line):
+    # Path("") is the current directory: without its own check this read "is a directory"
+    assert cli.main(["reproduce", "toy", *line]) == 2
+    assert "--json needs a file name" in _usage_error(capsys)
+    assert toy["toy"].ran == 0
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_json_path_that_is_not_writable_is_refused_before_running(toy, tmp_path, capsys):
     locked = tmp_path / "locked"
