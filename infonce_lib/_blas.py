@@ -2,7 +2,7 @@
 
 NumPy in the browser (Pyodide) is built without BLAS and multiplies matrices in a plain loop,
 while SciPy there ships one: a 128 x 128 Gram matrix of 24,000 rows takes 7 s through NumPy
-and 0.25 s through SciPy's ``dgemm``. :func:`product` is ``A @ B``, taken through SciPy's
+and about 0.3 s through SciPy's ``dgemm``. :func:`product` is ``A @ B``, taken through SciPy's
 BLAS only where NumPy has none; everywhere else it is NumPy's product, so results on a
 reader's machine do not depend on it. Only the few large products of the library use it.
 """
