@@ -45,3 +45,29 @@ def scaled_examples(n: int, profile: settings | None = None) -> int:
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261129)
+
+
+@pytest.fixture
+def dgemm_calls(monkeypatch):
+    """Counts SciPy's ``dgemm`` calls: a list with one entry per call, holding whether both
+    matrix operands reached it column-major (so that it copied neither)."""
+    import scipy.linalg.blas
+
+    calls, real = [], scipy.linalg.blas.dgemm
+
+    def counted(alpha, a, b, **kwargs):
+        calls.append(a.flags.f_contiguous and b.flags.f_contiguous)
+        return real(alpha, a, b, **kwargs)
+
+    monkeypatch.setattr(scipy.linalg.blas, "dgemm", counted)
+    return calls
+
+
+@pytest.fixture
+def browser_route(monkeypatch, dgemm_calls):
+    """infonce_lib._blas's route where NumPy has no BLAS (the browser's), taken on purpose
+    here; yields ``dgemm_calls``."""
+    from infonce_lib import _blas
+
+    monkeypatch.setattr(_blas, "NUMPY_WITHOUT_BLAS", True)
+    return dgemm_calls
